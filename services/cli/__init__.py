@@ -1,0 +1,27 @@
+"""The ``studio`` command: one subcommand per job, each in its own module."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from services.cli import demo, replay
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="studio", description="Live-dealer card studio backend.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in (replay, demo):
+        module.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    status: int = args.run(args)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""Table settings: every value the spec marks as a setting, validated in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, Final
+
+from services.games.pokdeng.errors import SettingsError
+
+LARGEST_LOSS_MULTIPLE: Final = 3  # the loss cap: nobody ever pays more than 3 × stake on one wager
+THRESHOLDS: Final = range(1, 6)  # a player's auto-draw threshold is 1–5
+
+
+@dataclass(frozen=True, slots=True)
+class TableSettings:
+    """One table's Pok Deng settings. Money is in minor units, durations in milliseconds."""
+
+    hold_multiple: int = 3
+    default_threshold: int = 4
+    min_stake: int = 1
+    max_stake: int = 1_000_000
+    commission_bps: int = 0
+    betting_window_ms: int = 15_000
+    insurance_window_ms: int = 8_000
+    decision_window_ms: int = 10_000
+    # Camera-only tables cannot read a face-down card: the banker's second card is then dealt
+    # face up after the insurance window.
+    banker_second_card_after_insurance: bool = False
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            expected = bool if field.type in ("bool", bool) else int
+            if type(value) is not expected:
+                raise SettingsError(f"setting {field.name}: expected {expected.__name__}, got {value!r}")
+        if self.hold_multiple < LARGEST_LOSS_MULTIPLE:
+            raise SettingsError(
+                f"setting hold_multiple: {self.hold_multiple} is below the largest possible loss "
+                f"({LARGEST_LOSS_MULTIPLE} × stake)"
+            )
+        if self.default_threshold not in THRESHOLDS:
+            raise SettingsError(f"setting default_threshold: {self.default_threshold} is not within 1–5")
+        if not 1 <= self.min_stake <= self.max_stake:
+            raise SettingsError(
+                f"settings min_stake/max_stake: need 1 ≤ min_stake ≤ max_stake, got {self.min_stake}/{self.max_stake}"
+            )
+        if not 0 <= self.commission_bps <= 10_000:
+            raise SettingsError(f"setting commission_bps: {self.commission_bps} is not within 0–10000")
+        for name in ("betting_window_ms", "insurance_window_ms", "decision_window_ms"):
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"setting {name}: must be positive, got {getattr(self, name)}")
+
+    @classmethod
+    def from_mapping(cls, overrides: Mapping[str, Any]) -> TableSettings:
+        """Defaults overridden by name; unknown names are refused."""
+        if not isinstance(overrides, Mapping):
+            raise SettingsError(f"settings must be an object of name → value, got {overrides!r}")
+        known = {field.name for field in fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise SettingsError(f"unknown setting(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        return replace(cls(), **overrides)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

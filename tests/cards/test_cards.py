@@ -1,0 +1,62 @@
+import pytest
+
+from services.cards import FULL_DECK, Card, DeckTracker, DuplicateCardError, InvalidCardCodeError, parse_cards
+
+
+@pytest.mark.parametrize(
+    ("code", "rank", "suit"), [("AS", "A", "S"), ("td", "T", "D"), ("9h", "9", "H"), ("Kc", "K", "C")]
+)
+def test_codes_parse_case_insensitively(code: str, rank: str, suit: str) -> None:
+    card = Card.from_code(code)
+    assert (card.rank, card.suit) == (rank, suit)
+    assert card.code() == rank + suit
+
+
+@pytest.mark.parametrize("code", ["", "A", "10H", "1S", "AX", "ZS", " AS", "AS ", "SA", "AS\n", "♠A"])
+def test_bad_codes_are_refused_with_the_input_named(code: str) -> None:
+    with pytest.raises(InvalidCardCodeError) as error:
+        Card.from_code(code)
+    assert repr(code) in str(error.value)
+
+
+def test_non_string_code_is_refused() -> None:
+    with pytest.raises(InvalidCardCodeError, match="expected a string"):
+        Card.from_code(10)  # type: ignore[arg-type]
+
+
+def test_card_constructor_validates() -> None:
+    with pytest.raises(InvalidCardCodeError, match="rank"):
+        Card("1", "S")
+    with pytest.raises(InvalidCardCodeError, match="suit"):
+        Card("A", "X")
+
+
+def test_parse_cards_names_the_position_of_the_bad_code() -> None:
+    with pytest.raises(InvalidCardCodeError, match=r"card #3: .*'XX'"):
+        parse_cards(["AS", "KD", "XX"])
+
+
+def test_full_deck_has_52_distinct_cards() -> None:
+    assert len(FULL_DECK) == 52
+    assert len(set(FULL_DECK)) == 52
+    assert {str(card) for card in FULL_DECK} == {rank + suit for rank in "A23456789TJQK" for suit in "SHDC"}
+
+
+def test_deck_tracker_refuses_a_second_scan_until_shuffle() -> None:
+    deck = DeckTracker()
+    deck.record(Card.from_code("AS"))
+    deck.record(Card.from_code("KD"))
+    with pytest.raises(DuplicateCardError, match=r"AS was already dealt as card #1"):
+        deck.record(Card.from_code("as"))
+    assert deck.remaining == 50
+    assert deck.dealt == (Card.from_code("AS"), Card.from_code("KD"))
+    deck.shuffle()
+    assert deck.remaining == 52 and deck.shuffles == 1
+    deck.record(Card.from_code("AS"))
+    assert deck.has_seen(Card.from_code("AS")) and not deck.has_seen(Card.from_code("KD"))
+
+
+def test_deck_tracker_knows_when_a_round_cannot_finish() -> None:
+    deck = DeckTracker(FULL_DECK[:41])
+    assert deck.remaining == 11
+    assert deck.can_deal(11) and not deck.can_deal(12)
