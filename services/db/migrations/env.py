@@ -1,0 +1,13 @@
+"""Alembic environment: the engine comes from ``config.attributes`` (see ``services.db.migrate``)."""
+
+from alembic import context
+
+import services.ledger.models  # noqa: F401  (registers the tables)
+from services.db.base import Base
+
+config = context.config
+engine = config.attributes["engine"]
+
+with engine.begin() as connection:
+    context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True)
+    context.run_migrations()

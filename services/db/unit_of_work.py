@@ -1,0 +1,40 @@
+"""One business transaction, retried when the database asks for it.
+
+PostgreSQL may abort a transaction on a deadlock or a serialization failure, and a concurrent
+insert of the same idempotency key fails only at commit time; in each case the whole unit of
+work runs again on a fresh session, where it sees what the winner committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session, sessionmaker
+
+T = TypeVar("T")
+RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})  # serialization failure, deadlock
+ATTEMPTS = 8
+
+
+class RetryTransactionError(Exception):
+    """Raised inside a unit of work to have it run again from the start."""
+
+
+def run_transaction(sessions: sessionmaker[Session], work: Callable[[Session], T], attempts: int = ATTEMPTS) -> T:
+    for attempt in range(1, attempts + 1):
+        try:
+            with sessions() as session, session.begin():
+                return work(session)
+        except RetryTransactionError:
+            if attempt == attempts:
+                raise
+        except DBAPIError as error:
+            if attempt == attempts or _sqlstate(error) not in RETRYABLE_SQLSTATES:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _sqlstate(error: DBAPIError) -> str | None:
+    return getattr(error.orig, "sqlstate", None)

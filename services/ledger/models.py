@@ -1,0 +1,121 @@
+"""Ledger tables: accounts, immutable transfers, two-phase holds, idempotency keys.
+
+Balances are kept on the account row and changed only in the same transaction as the transfer
+that moves them; ``tests`` recompute them from the transfers to prove it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from services.db.base import Base
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class AccountKind(StrEnum):
+    WALLET = "wallet"  # a player's spendable money: never negative
+    HOLD = "hold"  # a player's money held for open wagers and insurance: never negative
+    RECEIVABLE = "receivable"  # what a player owes after a correction took back more than the wallet held
+    HOUSE = "house"  # the house bankroll: wins and pays bets; may go negative
+    COMMISSION = "commission"  # commission taken from winnings
+    CASH = "cash"  # the outside world deposits come from and withdrawals go to; may go negative
+
+
+MAY_GO_NEGATIVE = frozenset({AccountKind.RECEIVABLE, AccountKind.HOUSE, AccountKind.CASH})
+
+
+class HoldStatus(StrEnum):
+    PENDING = "pending"
+    POSTED = "posted"
+    VOIDED = "voided"
+
+
+class Account(Base):
+    __tablename__ = "accounts"
+    __table_args__ = (
+        UniqueConstraint("kind", "owner", "currency", name="uq_accounts_kind_owner_currency"),
+        CheckConstraint("kind IN ('receivable', 'house', 'cash') OR balance >= 0", name="balance_not_negative"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    owner: Mapped[str] = mapped_column(String(64))  # the player id, or "" for system accounts
+    currency: Mapped[str] = mapped_column(String(3))
+    balance: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Transfer(Base):
+    """One double-entry movement: ``amount`` leaves ``debit`` and reaches ``credit``. Never updated."""
+
+    __tablename__ = "transfers"
+    __table_args__ = (
+        CheckConstraint("amount > 0", name="amount_positive"),
+        CheckConstraint("debit_account_id <> credit_account_id", name="distinct_accounts"),
+        Index("ix_transfers_round", "round_id"),
+        Index("ix_transfers_debit", "debit_account_id", "id"),
+        Index("ix_transfers_credit", "credit_account_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True)
+    debit_account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    credit_account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    amount: Mapped[int] = mapped_column(BigInteger)
+    currency: Mapped[str] = mapped_column(String(3))
+    kind: Mapped[str] = mapped_column(String(24))
+    round_id: Mapped[str | None] = mapped_column(String(64))
+    wager_id: Mapped[str | None] = mapped_column(String(64))
+    hold_id: Mapped[int | None] = mapped_column(ForeignKey("holds.id"))
+    request_key: Mapped[str | None] = mapped_column(String(128))
+    memo: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Hold(Base):
+    """A pending transfer of a player's money into escrow, resolved exactly once: posted or voided."""
+
+    __tablename__ = "holds"
+    __table_args__ = (
+        CheckConstraint("amount > 0", name="amount_positive"),
+        CheckConstraint("status IN ('pending', 'posted', 'voided')", name="status_known"),
+        Index("ix_holds_round_status", "round_id", "status"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True)
+    player: Mapped[str] = mapped_column(String(64))
+    currency: Mapped[str] = mapped_column(String(3))
+    amount: Mapped[int] = mapped_column(BigInteger)
+    round_id: Mapped[str] = mapped_column(String(64))
+    wager_id: Mapped[str] = mapped_column(String(64))  # the wager, or "insurance:<player>"
+    status: Mapped[str] = mapped_column(String(8), default=HoldStatus.PENDING)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class IdempotencyKey(Base):
+    """The first result of a money-moving request, returned again to a retry with the same key."""
+
+    __tablename__ = "idempotency_keys"
+
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    actor: Mapped[str] = mapped_column(String(64))
+    request_hash: Mapped[str] = mapped_column(String(64))
+    response: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -1,0 +1,71 @@
+"""Posting a round's results against its holds, in one batch."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from services.ledger.errors import HoldStateError
+from services.ledger.ledger import Ledger, Movement
+from services.ledger.models import AccountKind, HoldStatus
+
+
+@dataclass(frozen=True, slots=True)
+class StakeResult:
+    """The outcome of one held stake (a wager, or a player's insurance) as money."""
+
+    player: str
+    wager_id: str
+    net: int  # change to the player's money, stake excluded; commission already deducted
+    commission: int = 0
+
+
+def settle_round(ledger: Ledger, round_id: str, results: Iterable[StakeResult]) -> int:
+    """Claim every pending hold of the round and pay each stake's result; returns the hold count.
+
+    A loss goes to the house straight from the hold and the rest of the hold back to the wallet;
+    a win releases the hold and the house pays the winnings, less commission. One batch, so the
+    round settles in the caller's one transaction or not at all.
+    """
+    claimed = ledger.claim_holds(round_id, HoldStatus.POSTED)
+    held: dict[str, int] = defaultdict(int)
+    first_hold: dict[str, int] = {}
+    for hold_id, _player, wager_id, amount in claimed:
+        held[wager_id] += amount
+        first_hold.setdefault(wager_id, hold_id)
+    movements: list[Movement] = []
+    winners: set[str] = set()
+    for result in results:
+        if result.wager_id not in held:
+            raise HoldStateError(f"round {round_id}: stake {result.wager_id} has no pending hold to settle")
+        movements += _stake_movements(ledger, round_id, result, held.pop(result.wager_id), first_hold[result.wager_id])
+        if result.net > 0:
+            winners.add(result.player)
+    if held:
+        raise HoldStateError(f"round {round_id}: no result for held stake(s) {', '.join(sorted(held))}")
+    ledger.post_many(movements)
+    for player in sorted(winners):
+        ledger.recover_debt(player)
+    return len(claimed)
+
+
+def _stake_movements(ledger: Ledger, round_id: str, result: StakeResult, held: int, hold_id: int) -> list[Movement]:
+    wallet = ledger.account(AccountKind.WALLET, result.player)
+    escrow = ledger.account(AccountKind.HOLD, result.player)
+    house = ledger.account(AccountKind.HOUSE)
+
+    def move(debit: int, credit: int, amount: int, kind: str) -> list[Movement]:
+        return [Movement(debit, credit, amount, kind, round_id, result.wager_id, hold_id)] if amount else []
+
+    if result.net < 0:
+        if -result.net > held:
+            raise HoldStateError(
+                f"round {round_id}: stake {result.wager_id} loses {-result.net}, more than its hold {held}"
+            )
+        return move(escrow, house, -result.net, "loss") + move(escrow, wallet, held + result.net, "release")
+    return (
+        move(escrow, wallet, held, "release")
+        + move(house, wallet, result.net + result.commission, "win")
+        + move(wallet, ledger.account(AccountKind.COMMISSION), result.commission, "commission")
+    )

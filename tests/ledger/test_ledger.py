@@ -1,0 +1,199 @@
+"""The ledger against a real database: double entry, never-negative wallets, holds, debts."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session, sessionmaker
+
+from services.db.unit_of_work import run_transaction
+from services.ledger import (
+    AccountKind,
+    HoldStateError,
+    HoldStatus,
+    InsufficientFundsError,
+    InvalidAmountError,
+    Ledger,
+    StakeResult,
+    settle_round,
+)
+from services.ledger.models import Account, Hold, Transfer
+
+THB = "THB"
+
+
+def transfer_count(session: Session) -> int:
+    return int(session.scalar(select(func.count()).select_from(Transfer)) or 0)
+
+
+def balances_from_transfers(session: Session) -> dict[int, int]:
+    """Every account's balance recomputed from the transfers alone (not by the code under test)."""
+    balances: dict[int, int] = {}
+    for debit, credit, amount in session.execute(
+        select(Transfer.debit_account_id, Transfer.credit_account_id, Transfer.amount)
+    ):
+        balances[debit] = balances.get(debit, 0) - amount
+        balances[credit] = balances.get(credit, 0) + amount
+    return balances
+
+
+def assert_books_balance(session: Session) -> None:
+    stored = {row[0]: row[1] for row in session.execute(select(Account.id, Account.balance))}
+    recomputed = balances_from_transfers(session)
+    assert {k: v for k, v in stored.items() if v} == {k: v for k, v in recomputed.items() if v}
+    assert sum(stored.values()) == 0
+
+
+def test_deposit_and_withdraw_move_money_between_cash_and_wallet(sessions: sessionmaker[Session]) -> None:
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        ledger.deposit("ana", 1_000)
+        ledger.withdraw("ana", 300)
+        assert ledger.wallet("ana") == 700
+        assert ledger.balance(AccountKind.CASH) == -700
+        assert_books_balance(session)
+
+
+def test_a_withdrawal_beyond_the_wallet_is_refused_and_writes_nothing(sessions: sessionmaker[Session]) -> None:
+    with sessions.begin() as session:
+        Ledger(session, THB).deposit("ana", 100)
+    with pytest.raises(InsufficientFundsError, match=r"ana wallet holds 100 THB, 101 needed"), sessions.begin() as s:
+        Ledger(s, THB).withdraw("ana", 101)
+    with sessions() as session:
+        assert Ledger(session, THB).wallet("ana") == 100
+        assert transfer_count(session) == 1
+
+
+@pytest.mark.parametrize("amount", [0, -5, 1.5, "10"])
+def test_amounts_must_be_positive_whole_numbers(sessions: sessionmaker[Session], amount: object) -> None:
+    with pytest.raises(InvalidAmountError, match="positive whole number"), sessions.begin() as session:
+        Ledger(session, THB).deposit("ana", amount)  # type: ignore[arg-type]
+
+
+def test_currency_is_validated() -> None:
+    with pytest.raises(InvalidAmountError, match="invalid currency: 'baht'"):
+        Ledger(None, "baht")  # type: ignore[arg-type]
+
+
+def test_the_database_refuses_a_negative_wallet_even_without_the_code(sessions: sessionmaker[Session]) -> None:
+    with sessions.begin() as session:
+        Ledger(session, THB).deposit("ana", 10)
+    with pytest.raises(DBAPIError), sessions.begin() as session:
+        session.execute(text("UPDATE accounts SET balance = -1 WHERE kind = 'wallet'"))
+
+
+def test_transfers_are_append_only_in_the_database(sessions: sessionmaker[Session]) -> None:
+    with sessions.begin() as session:
+        Ledger(session, THB).deposit("ana", 10)
+    for statement in ("UPDATE transfers SET amount = 5", "DELETE FROM transfers"):
+        with pytest.raises(DBAPIError, match="append-only"), sessions.begin() as session:
+            session.execute(text(statement))
+
+
+def test_holds_settle_wins_losses_ties_and_commission(sessions: sessionmaker[Session]) -> None:
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        for player in ("ana", "binh", "chai"):
+            ledger.deposit(player, 1_000)
+        ledger.hold("ana", 300, "r1", "w1")  # stake 100, 3× hold
+        ledger.hold("binh", 150, "r1", "w2")
+        ledger.hold("chai", 60, "r1", "w3")
+        ledger.hold("ana", 100, "r1", "insurance:ana")
+        assert ledger.wallet("ana") == 600 and ledger.balance(AccountKind.HOLD, "ana") == 400
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        results = [
+            StakeResult("ana", "w1", 285, commission=15),  # won 300, 5% commission
+            StakeResult("binh", "w2", -150),  # lost 3×: the whole hold
+            StakeResult("chai", "w3", 0),  # tie
+            StakeResult("ana", "insurance:ana", -100),
+        ]
+        assert settle_round(ledger, "r1", results) == 4
+        assert ledger.wallet("ana") == 1_000 + 285 - 100
+        assert ledger.wallet("binh") == 850
+        assert ledger.wallet("chai") == 1_000
+        assert ledger.balance(AccountKind.COMMISSION) == 15
+        assert ledger.balance(AccountKind.HOUSE) == -300 + 150 + 100
+        assert all(ledger.balance(AccountKind.HOLD, p) == 0 for p in ("ana", "binh", "chai"))
+        assert_books_balance(session)
+    with pytest.raises(HoldStateError, match="w1 has no pending hold"), sessions.begin() as session:
+        settle_round(Ledger(session, THB), "r1", results)  # settling twice is refused
+
+
+def test_settlement_refuses_partial_results_and_writes_nothing(sessions: sessionmaker[Session]) -> None:
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        ledger.deposit("ana", 1_000)
+        ledger.hold("ana", 300, "r1", "w1")
+        ledger.hold("ana", 300, "r1", "w2")
+    with pytest.raises(HoldStateError, match=r"no result for held stake\(s\) w2"), sessions.begin() as session:
+        settle_round(Ledger(session, THB), "r1", [StakeResult("ana", "w1", 100)])
+    with pytest.raises(HoldStateError, match="loses 400, more than its hold 300"), sessions.begin() as session:
+        settle_round(Ledger(session, THB), "r1", [StakeResult("ana", "w1", -400), StakeResult("ana", "w2", 0)])
+    with sessions() as session:
+        statuses = session.scalars(select(Hold.status)).all()
+        assert statuses == [HoldStatus.PENDING, HoldStatus.PENDING]
+        assert Ledger(session, THB).wallet("ana") == 400
+
+
+def test_a_raise_adds_a_second_hold_to_the_same_wager(sessions: sessionmaker[Session]) -> None:
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        ledger.deposit("ana", 1_000)
+        ledger.hold("ana", 300, "r1", "w1")
+        ledger.hold("ana", 150, "r1", "w1")
+        settle_round(ledger, "r1", [StakeResult("ana", "w1", -450)])
+        assert ledger.wallet("ana") == 550
+        assert_books_balance(session)
+
+
+def test_void_returns_every_pending_hold_once(sessions: sessionmaker[Session]) -> None:
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        ledger.deposit("ana", 500)
+        ledger.hold("ana", 300, "r1", "w1")
+        ledger.hold("ana", 100, "r1", "insurance:ana")
+        assert ledger.void_holds("r1") == 2
+        assert ledger.void_holds("r1") == 0
+        assert ledger.wallet("ana") == 500
+        assert_books_balance(session)
+
+
+def test_a_correction_beyond_the_wallet_becomes_a_debt_recovered_from_later_credits(
+    sessions: sessionmaker[Session],
+) -> None:
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        ledger.deposit("ana", 100)
+        assert ledger.adjust("ana", -250, "r1", "recalculated from video") == 150
+        assert ledger.wallet("ana") == 0 and ledger.debt("ana") == 150
+        ledger.deposit("ana", 100)
+        assert ledger.wallet("ana") == 0 and ledger.debt("ana") == 50
+        ledger.adjust("ana", 80, "r2", "recalculated in the player's favour")
+        assert ledger.wallet("ana") == 30 and ledger.debt("ana") == 0
+        kinds = session.scalars(select(Transfer.kind).order_by(Transfer.id)).all()
+        assert kinds == ["deposit", "adjustment", "debt", "deposit", "debt_recovery", "adjustment", "debt_recovery"]
+        assert_books_balance(session)
+
+
+def test_a_hold_beyond_the_wallet_is_refused(sessions: sessionmaker[Session]) -> None:
+    with sessions.begin() as session:
+        Ledger(session, THB).deposit("ana", 299)
+    with pytest.raises(InsufficientFundsError, match="ana wallet holds 299 THB, 300 needed"), sessions.begin() as s:
+        Ledger(s, THB).hold("ana", 300, "r1", "w1")
+    with sessions() as session:
+        assert session.scalar(select(func.count()).select_from(Hold)) == 0
+
+
+def test_run_transaction_commits_and_rolls_back(sessions: sessionmaker[Session]) -> None:
+    run_transaction(sessions, lambda session: Ledger(session, THB).deposit("ana", 5))
+
+    def failing(session: Session) -> None:
+        Ledger(session, THB).deposit("ana", 5)
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        run_transaction(sessions, failing)
+    with sessions() as session:
+        assert Ledger(session, THB).wallet("ana") == 5
