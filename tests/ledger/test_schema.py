@@ -4,7 +4,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine
 
-import services.ledger.models  # noqa: F401  (registers the tables)
+import services.ledger.models
+import services.rounds.models  # noqa: F401
 from services.db.base import Base
 
 

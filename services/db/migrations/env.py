@@ -2,7 +2,8 @@
 
 from alembic import context
 
-import services.ledger.models  # noqa: F401  (registers the tables)
+import services.ledger.models
+import services.rounds.models  # noqa: F401
 from services.db.base import Base
 
 config = context.config

@@ -100,6 +100,8 @@ class PokDengRound:
         self.hands: dict[Position, list[Card]] = {position: [] for position in TURN_ORDER}
         self.result: RoundResult | None = None
         self._wagers: dict[tuple[str, Side, Position], Wager] = {}
+        self._by_player: dict[str, list[Wager]] = {}  # indexes that keep wager checks O(1) in big rounds
+        self._ids: dict[str, tuple[str, Side, Position]] = {}
         self._thresholds: dict[str, int] = {}
         self._insurance: dict[str, int] = {}
         self._insurance_offered = False
@@ -239,7 +241,7 @@ class PokDengRound:
 
     def insurance_amounts(self, player: str) -> tuple[int, ...]:
         """The amounts ``player`` may insure for: T, or also T/2 or T/3 with 2 or 3 player-side wagers."""
-        own = [w for w in self._wagers.values() if w.player == player]
+        own = self._by_player.get(player, [])
         total = sum(w.stake for w in own)
         if not own:
             return ()
@@ -260,11 +262,12 @@ class PokDengRound:
             raise WagerError(f"{label} refused: seat must be A, B or C")
         if type(command.stake) is not int or command.stake <= 0:
             raise WagerError(f"{label} refused: stake must be a positive whole number, got {command.stake!r}")
-        for wager in self._wagers.values():
-            if wager.player == command.player and wager.side is not command.side:
+        for wager in self._by_player.get(command.player, ()):
+            if wager.side is not command.side:
                 raise WagerError(f"{label} refused: {command.player} already bets on the {wager.side} side this round")
-            if wager.wager_id == command.wager_id and wager.key != (command.player, command.side, command.seat):
-                raise WagerError(f"{label} refused: id {command.wager_id!r} belongs to another wager")
+        owner = self._ids.get(command.wager_id)
+        if owner is not None and owner != (command.player, command.side, command.seat):
+            raise WagerError(f"{label} refused: id {command.wager_id!r} belongs to another wager")
         existing = self._wagers.get((command.player, command.side, command.seat))
         if existing is not None and existing.wager_id != command.wager_id:
             raise WagerError(f"{label} refused: raise wager {existing.wager_id!r}, the player's wager on this seat")
@@ -314,6 +317,9 @@ class PokDengRound:
         stake = command.stake + (existing.stake if existing else 0)
         wager = Wager(command.wager_id, command.player, command.side, command.seat, stake, order)
         self._wagers[key] = wager
+        self._ids[wager.wager_id] = key
+        own = self._by_player.setdefault(wager.player, [])
+        own[:] = [w for w in own if w.key != key] + [wager]
         self._emit(ev.WagerAccepted(wager, command.stake if existing else 0))
 
     def _deal(self, card: Card) -> None:

@@ -1,0 +1,111 @@
+"""Round records: tables, players, rounds, wagers and each round's append-only command log."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from services.db.base import Base
+from services.ledger.models import utcnow
+
+BIG_ID = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Player(Base):
+    """Anyone who calls the API: players, dealers and operators, told apart by ``role``."""
+
+    __tablename__ = "players"
+    __table_args__ = (CheckConstraint("role IN ('player', 'dealer', 'operator')", name="role_known"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    role: Mapped[str] = mapped_column(String(16))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ThresholdChange(Base):
+    """A player's auto-draw threshold from ``changed_at`` on: it applies to rounds opened after it."""
+
+    __tablename__ = "threshold_changes"
+    __table_args__ = (CheckConstraint("threshold BETWEEN 1 AND 5", name="threshold_range"),)
+
+    id: Mapped[int] = mapped_column(BIG_ID, primary_key=True)
+    player: Mapped[str] = mapped_column(ForeignKey("players.id"), index=True)
+    threshold: Mapped[int] = mapped_column(Integer)
+    changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class GameTable(Base):
+    __tablename__ = "game_tables"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    game: Mapped[str] = mapped_column(String(16))
+    currency: Mapped[str] = mapped_column(String(3))
+    settings: Mapped[str] = mapped_column(Text)  # JSON of the game's settings object
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Round(Base):
+    __tablename__ = "rounds"
+    __table_args__ = (
+        UniqueConstraint("table_id", "number", name="uq_rounds_table_number"),
+        Index("ix_rounds_table_phase", "table_id", "phase"),
+    )
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    table_id: Mapped[str] = mapped_column(ForeignKey("game_tables.id"))
+    number: Mapped[int] = mapped_column(Integer)
+    phase: Mapped[str] = mapped_column(String(16))
+    settings: Mapped[str] = mapped_column(Text)  # the table's settings as they were when the round opened
+    opened_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    betting_closes_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    window_closes_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    settled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    voided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    video_ref: Mapped[str] = mapped_column(String(128), default="")
+    result: Mapped[str | None] = mapped_column(Text)  # JSON of the settled result, for history
+    log_length: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Wager(Base):
+    __tablename__ = "wagers"
+    __table_args__ = (
+        UniqueConstraint("round_id", "player", "side", "seat", name="uq_wagers_round_player_side_seat"),
+        CheckConstraint("stake > 0", name="stake_positive"),
+        Index("ix_wagers_player_round", "player", "round_id"),
+    )
+
+    seq: Mapped[int] = mapped_column(BIG_ID, primary_key=True)  # the order of first placement
+    id: Mapped[str] = mapped_column(String(64), unique=True)
+    round_id: Mapped[str] = mapped_column(ForeignKey("rounds.id"))
+    player: Mapped[str] = mapped_column(String(64))
+    side: Mapped[str] = mapped_column(String(8))
+    seat: Mapped[str] = mapped_column(String(8))
+    stake: Mapped[int] = mapped_column(BigInteger)
+    net: Mapped[int | None] = mapped_column(BigInteger)  # filled at settlement
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class RoundLogEntry(Base):
+    """One command applied to the round's engine, in order. Replaying the log rebuilds the round."""
+
+    __tablename__ = "round_log"
+
+    round_id: Mapped[str] = mapped_column(ForeignKey("rounds.id"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    command: Mapped[str] = mapped_column(Text)  # JSON
+    actor: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -1,0 +1,427 @@
+"""The round service: the one place that changes a round and moves its money.
+
+The API, operator tools and the round controller all call it; each call is one database
+transaction (``run_transaction``) that verifies the input against the Pok Deng engine, appends
+it to the round's command log, moves money through the ledger, and returns the engine's events.
+Bets serialize with the close of betting on the round row: bets take a shared lock, the close
+an exclusive one, so a bet is either fully in before the close or refused after it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar, cast
+
+from sqlalchemy import Table, bindparam, insert, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from services.cards import Card
+from services.db.unit_of_work import run_transaction
+from services.games.pokdeng import Phase, PokDengRound, Position, Side, TableSettings
+from services.games.pokdeng import events as ev
+from services.games.pokdeng.transcript import result_to_dict
+from services.ledger import AccountKind, Ledger, StakeResult, idempotency, settle_round
+from services.ledger.models import Account
+from services.rounds.clock import Clock, SystemClock
+from services.rounds.engines import RECALCULATE, EngineCache, corrected
+from services.rounds.errors import (
+    BettingClosedError,
+    NotFoundError,
+    RecalculationRefusedError,
+    WindowClosedError,
+)
+from services.rounds.models import GameTable, Round, RoundLogEntry, ThresholdChange, Wager
+
+T = TypeVar("T")
+INSURANCE = "insurance:"  # hold/stake id prefix of a player's insurance in a round
+
+
+@dataclass(frozen=True, slots=True)
+class Bet:
+    side: Side
+    seat: Position
+    stake: int
+
+
+@dataclass
+class Applied:
+    """What one service call did: the round after it, and the engine events it caused."""
+
+    round_id: str
+    phase: str
+    events: list[ev.Event]
+    engine: PokDengRound
+
+
+class RoundService:
+    def __init__(self, sessions: sessionmaker[Session], clock: Clock | None = None) -> None:
+        self.sessions = sessions
+        self.clock = clock or SystemClock()
+        self.engines = EngineCache()
+
+    # ---- tables and rounds -----------------------------------------------------------
+
+    def create_table(self, table_id: str, currency: str = "THB", settings: dict[str, Any] | None = None) -> None:
+        table_settings = TableSettings.from_mapping(settings or {})
+        Ledger(None, currency)  # type: ignore[arg-type]  # validates the currency code
+
+        def work(session: Session) -> None:
+            session.add(
+                GameTable(id=table_id, game="pokdeng", currency=currency, settings=json.dumps(table_settings.to_dict()))
+            )
+
+        run_transaction(self.sessions, work)
+
+    def open_round(self, table_id: str, video_ref: str = "") -> str:
+        def work(session: Session) -> str:
+            table = session.get(GameTable, table_id, with_for_update=True)
+            if table is None:
+                raise NotFoundError(f"table {table_id!r} does not exist")
+            unfinished = session.scalar(
+                select(Round.id).where(Round.table_id == table_id, Round.phase.not_in([Phase.SETTLED, Phase.VOID]))
+            )
+            if unfinished is not None:
+                raise BettingClosedError(f"table {table_id}: round {unfinished} is not finished yet")
+            number = (
+                session.scalar(
+                    select(Round.number).where(Round.table_id == table_id).order_by(Round.number.desc()).limit(1)
+                )
+                or 0
+            ) + 1
+            now = self.clock.now()
+            window = TableSettings.from_mapping(json.loads(table.settings)).betting_window_ms
+            round_id = f"{table_id}-{number}"
+            session.add(
+                Round(
+                    id=round_id,
+                    table_id=table_id,
+                    number=number,
+                    phase=Phase.BETTING,
+                    settings=table.settings,
+                    opened_at=now,
+                    betting_closes_at=now + timedelta(milliseconds=window),
+                    window_closes_at=now + timedelta(milliseconds=window),
+                    video_ref=video_ref,
+                    log_length=0,
+                )
+            )
+            return round_id
+
+        return run_transaction(self.sessions, work)
+
+    # ---- bets -------------------------------------------------------------------------
+
+    def place_bets(self, player: str, round_id: str, bets: Sequence[Bet], key: str) -> dict[str, Any]:
+        """Place or raise wagers on one side of the round; all are in, with their holds, or none."""
+        request = {
+            "op": "bets",
+            "round": round_id,
+            "bets": [[str(b.side), str(b.seat), b.stake] for b in bets],
+        }
+
+        def work(session: Session) -> dict[str, Any]:
+            stored = idempotency.begin(session, key, player, request)
+            if stored is not None:
+                return stored
+            round_ = self._round(session, round_id, shared=True)
+            now = self.clock.now()
+            if round_.phase != Phase.BETTING or now >= _aware(round_.betting_closes_at):
+                raise BettingClosedError(f"round {round_id}: betting is closed (phase {round_.phase})")
+            if not bets:
+                raise BettingClosedError("a bet slip needs at least one bet")
+            settings = TableSettings.from_mapping(json.loads(round_.settings))
+            ledger = self._ledger(session, round_)
+            self._lock_wallet(session, ledger, player)
+            own = session.scalars(
+                select(Wager).where(Wager.round_id == round_id, Wager.player == player).order_by(Wager.seq)
+            ).all()
+            check = PokDengRound(settings)  # the player's own wagers are all the betting rules look at
+            for wager in own:
+                check.place_wager(wager.id, player, Side(wager.side), Position(wager.seat), wager.stake)
+            by_key = {(w.side, w.seat): w for w in own}
+            placed = []
+            for bet in bets:
+                existing = by_key.get((str(bet.side), str(bet.seat)))
+                wager_id = existing.id if existing else uuid.uuid4().hex
+                check.place_wager(wager_id, player, bet.side, bet.seat, bet.stake)
+                ledger.hold(player, settings.hold_multiple * bet.stake, round_id, wager_id)
+                if existing is None:
+                    existing = Wager(
+                        id=wager_id, round_id=round_id, player=player, side=str(bet.side), seat=str(bet.seat),
+                        stake=bet.stake, created_at=now, updated_at=now,
+                    )  # fmt: skip
+                    session.add(existing)
+                    by_key[(str(bet.side), str(bet.seat))] = existing
+                else:
+                    existing.stake += bet.stake
+                    existing.updated_at = now
+                placed.append(
+                    {"wager_id": wager_id, "side": str(bet.side), "seat": str(bet.seat), "stake": existing.stake}
+                )
+            session.flush()
+            response = {"round_id": round_id, "wagers": placed, "balance": ledger.wallet(player)}
+            return idempotency.finish(session, key, response)
+
+        return self._run(work)
+
+    def close_betting(self, round_id: str, actor: str = "controller") -> Applied:
+        """Close betting: the round's wagers enter its log in order of first placement."""
+
+        def work(session: Session) -> Applied:
+            round_ = self._round(session, round_id)
+            if round_.phase != Phase.BETTING:
+                raise BettingClosedError(f"round {round_id}: betting is already closed (phase {round_.phase})")
+            wagers = session.scalars(select(Wager).where(Wager.round_id == round_id).order_by(Wager.seq)).all()
+            engine = self.engines.take(session, round_)
+            events: list[ev.Event] = []
+            for wager in wagers:
+                command = ev.PlaceWager(wager.id, wager.player, Side(wager.side), Position(wager.seat), wager.stake)
+                events += self._append(session, round_, engine, command, actor)
+            thresholds = self._thresholds(session, {w.player for w in wagers}, _aware(round_.opened_at))
+            events += self._append(session, round_, engine, ev.CloseBetting(thresholds), actor)
+            return Applied(round_id, round_.phase, events, engine)
+
+        return self._run(work)
+
+    # ---- the deal, windows and decisions ----------------------------------------------
+
+    def deal(self, round_id: str, card: Card, actor: str = "shoe") -> Applied:
+        return self._command(round_id, ev.DealCard(card), actor)
+
+    def close_insurance(self, round_id: str, actor: str = "controller") -> Applied:
+        return self._command(round_id, ev.CloseInsurance(), actor)
+
+    def decision_timeout(self, round_id: str, seat: Position, actor: str = "controller") -> Applied:
+        return self._command(round_id, ev.DecisionTimeout(seat), actor)
+
+    def decide(self, player: str, round_id: str, seat: Position, draw: bool) -> Applied:
+        return self._command(round_id, ev.Decide(seat, draw, player), player, window=True)
+
+    def buy_insurance(self, player: str, round_id: str, amount: int, key: str) -> dict[str, Any]:
+        """Insurance is held like a wager (1 × its amount) and settles with the round."""
+        request = {"op": "insurance", "round": round_id, "amount": amount}
+
+        def work(session: Session) -> dict[str, Any]:
+            stored = idempotency.begin(session, key, player, request)
+            if stored is not None:
+                return stored
+            round_ = self._round(session, round_id)
+            engine = self.engines.take(session, round_)
+            self._check_window(round_, engine)
+            command = ev.BuyInsurance(player, amount)
+            engine.verify(command)
+            ledger = self._ledger(session, round_)
+            ledger.hold(player, amount, round_id, INSURANCE + player)
+            self._append(session, round_, engine, command, player)
+            response = {"round_id": round_id, "insurance": amount, "balance": ledger.wallet(player)}
+            return idempotency.finish(session, key, response)
+
+        return self._run(work)
+
+    # ---- operator corrections ---------------------------------------------------------
+
+    def void(self, round_id: str, reason: str, actor: str) -> Applied:
+        """Void: every pending hold goes back; a settled round's results are reversed by adjustments."""
+
+        def work(session: Session) -> Applied:
+            round_ = self._round(session, round_id)
+            engine = self.engines.take(session, round_)
+            was_settled = engine.result
+            events = self._append(session, round_, engine, ev.VoidRound(reason), actor)
+            ledger = self._ledger(session, round_)
+            ledger.void_holds(round_id)
+            if was_settled is not None:
+                for player, net in sorted(was_settled.player_nets().items()):
+                    ledger.adjust(player, -net, round_id, f"void: {reason}")
+            round_.voided_at = self.clock.now()
+            return Applied(round_id, round_.phase, events, engine)
+
+        return self._run(work)
+
+    def recalculate(self, round_id: str, cards: dict[int, Card], video_ref: str, actor: str) -> dict[str, int]:
+        """Correct misread cards of a settled round from the video; post the difference only.
+
+        ``cards`` maps the index of a dealt card (0-based, shoe order) to the card the video shows.
+        A correction that would have changed the deal flow is refused: such a round must be voided.
+        Returns each player's adjustment.
+        """
+
+        def work(session: Session) -> dict[str, int]:
+            round_ = self._round(session, round_id)
+            old = self.engines.take(session, round_)
+            if old.result is None:
+                raise RecalculationRefusedError(f"round {round_id} is not settled (phase {old.phase})")
+            dealt = len(old.cards)
+            bad = [index for index in cards if not 0 <= index < dealt]
+            if bad:
+                raise RecalculationRefusedError(f"round {round_id}: no dealt card at index {bad[0]} (0–{dealt - 1})")
+            codes = {str(index): str(card) for index, card in cards.items()}
+            try:
+                new = PokDengRound.replay(corrected(old.commands, codes), old.settings)
+            except ValueError as error:
+                raise RecalculationRefusedError(
+                    f"round {round_id}: the correction changes the deal ({error}); void it"
+                ) from None
+            if new.result is None or _flow(new) != _flow(old):
+                raise RecalculationRefusedError(
+                    f"round {round_id}: the correction changes who draws, insurance or early settlement; void it"
+                )
+            assert old.result is not None
+            before, after = old.result.player_nets(), new.result.player_nets()
+            ledger = self._ledger(session, round_)
+            changes = {p: after.get(p, 0) - before.get(p, 0) for p in sorted(set(before) | set(after))}
+            for player, delta in changes.items():
+                ledger.adjust(player, delta, round_id, f"recalculated from video {video_ref}")
+            self._log(session, round_, {"type": RECALCULATE, "cards": codes, "video_ref": video_ref}, actor)
+            round_.result = json.dumps(result_to_dict(new.result) | {"early": new.result.early})
+            self._store_nets(session, new)
+            session.info.setdefault("engines", {})[round_.id] = (round_.log_length, new)
+            return {p: d for p, d in changes.items() if d}
+
+        return self._run(work)
+
+    # ---- players ----------------------------------------------------------------------
+
+    def set_threshold(self, player: str, threshold: int) -> None:
+        """A new auto-draw threshold applies from the next round the player joins."""
+        if type(threshold) is not int or not 1 <= threshold <= 5:
+            raise RecalculationRefusedError(f"threshold must be a whole number 1–5, got {threshold!r}")
+
+        def work(session: Session) -> None:
+            session.execute(
+                insert(ThresholdChange).values(player=player, threshold=threshold, changed_at=self.clock.now())
+            )
+
+        run_transaction(self.sessions, work)
+
+    def threshold(self, player: str) -> int:
+        with self.sessions() as session:
+            return self._thresholds(session, {player}, self.clock.now() + timedelta(microseconds=1)).get(player, 4)
+
+    # ---- internals --------------------------------------------------------------------
+
+    def _run(self, work: Callable[[Session], T]) -> T:
+        """One transaction; the engines it advanced go back to the cache only after the commit."""
+        advanced: dict[str, tuple[int, PokDengRound]] = {}
+
+        def attempt(session: Session) -> T:
+            advanced.clear()
+            value = work(session)
+            advanced.update(session.info.pop("engines", {}))
+            return value
+
+        value = run_transaction(self.sessions, attempt)
+        for round_id, (length, engine) in advanced.items():
+            self.engines.give_back(round_id, length, engine)
+        return value
+
+    def _command(self, round_id: str, command: ev.Command, actor: str, window: bool = False) -> Applied:
+        def work(session: Session) -> Applied:
+            round_ = self._round(session, round_id)
+            engine = self.engines.take(session, round_)
+            if window:
+                self._check_window(round_, engine)
+            events = self._append(session, round_, engine, command, actor)
+            return Applied(round_id, round_.phase, events, engine)
+
+        return self._run(work)
+
+    def _append(
+        self, session: Session, round_: Round, engine: PokDengRound, command: ev.Command, actor: str
+    ) -> list[ev.Event]:
+        """Apply to the engine, log it, and follow its consequences (windows, settlement)."""
+        events = engine.apply(command)
+        self._log(session, round_, ev.command_to_dict(command), actor)
+        session.info.setdefault("engines", {})[round_.id] = (round_.log_length, engine)
+        round_.phase = str(engine.phase)
+        settings = engine.settings
+        now = self.clock.now()
+        for event in events:
+            if isinstance(event, ev.InsuranceOffered):
+                round_.window_closes_at = now + timedelta(milliseconds=settings.insurance_window_ms)
+            elif isinstance(event, ev.DecisionWindowOpened):
+                round_.window_closes_at = now + timedelta(milliseconds=settings.decision_window_ms)
+            elif isinstance(event, ev.InsuranceClosed | ev.DrawDecided | ev.BettingClosed | ev.RoundVoided):
+                round_.window_closes_at = None
+            elif isinstance(event, ev.RoundSettled):
+                self._settle(session, round_, engine)
+        return events
+
+    def _settle(self, session: Session, round_: Round, engine: PokDengRound) -> None:
+        result = engine.result
+        assert result is not None
+        stakes = [StakeResult(i.wager.player, i.wager.wager_id, i.net, i.commission) for i in result.wagers]
+        stakes += [StakeResult(i.player, INSURANCE + i.player, i.net) for i in result.insurance]
+        settle_round(self._ledger(session, round_), round_.id, stakes)
+        round_.settled_at = self.clock.now()
+        round_.result = json.dumps(result_to_dict(result) | {"early": result.early})
+        self._store_nets(session, engine)
+
+    def _store_nets(self, session: Session, engine: PokDengRound) -> None:
+        assert engine.result is not None
+        rows = [{"wager_id": item.wager.wager_id, "net": item.net} for item in engine.result.wagers]
+        if rows:
+            table = cast(Table, Wager.__table__)
+            statement = update(table).where(table.c.id == bindparam("wager_id")).values(net=bindparam("net"))
+            session.connection().execute(statement, rows)
+
+    def _log(self, session: Session, round_: Round, entry: dict[str, Any], actor: str) -> None:
+        round_.log_length += 1
+        session.add(
+            RoundLogEntry(
+                round_id=round_.id, seq=round_.log_length, command=json.dumps(entry), actor=actor,
+                created_at=self.clock.now(),
+            )
+        )  # fmt: skip
+        session.flush()
+
+    def _round(self, session: Session, round_id: str, shared: bool = False) -> Round:
+        round_ = session.scalar(select(Round).where(Round.id == round_id).with_for_update(read=shared))
+        if round_ is None:
+            raise NotFoundError(f"round {round_id!r} does not exist")
+        return round_
+
+    def _ledger(self, session: Session, round_: Round) -> Ledger:
+        currency = session.scalar(select(GameTable.currency).where(GameTable.id == round_.table_id))
+        return Ledger(session, str(currency))
+
+    def _lock_wallet(self, session: Session, ledger: Ledger, player: str) -> None:
+        """Serialize one player's own requests: the both-sides rule needs to see every earlier bet."""
+        wallet = ledger.account(AccountKind.WALLET, player)
+        session.execute(select(Account.id).where(Account.id == wallet).with_for_update())
+
+    def _check_window(self, round_: Round, engine: PokDengRound) -> None:
+        deadline = round_.window_closes_at
+        if deadline is not None and self.clock.now() >= _aware(deadline):
+            raise WindowClosedError(f"round {round_.id}: the window closed at {_aware(deadline).isoformat()}")
+
+    def _thresholds(self, session: Session, players: set[str], before: datetime) -> dict[str, int]:
+        """Each player's threshold as it stood at ``before`` (changes apply from the next round)."""
+        rows = session.execute(
+            select(ThresholdChange.player, ThresholdChange.threshold)
+            .where(ThresholdChange.player.in_(sorted(players)), ThresholdChange.changed_at < before)
+            .order_by(ThresholdChange.changed_at, ThresholdChange.id)
+        )
+        return {player: threshold for player, threshold in rows}
+
+
+def _flow(round_: PokDengRound) -> list[tuple[str, str]]:
+    """What happened in the deal, card values aside: insurance, draws, early settlement."""
+    steps = []
+    for event in round_.events:
+        if isinstance(event, ev.InsuranceOffered):
+            steps.append(("insurance", ""))
+        elif isinstance(event, ev.DrawDecided):
+            steps.append((str(event.position), f"{event.draw}:{event.reason}"))
+        elif isinstance(event, ev.RoundSettled):
+            steps.append(("settled", str(event.result.early)))
+    return steps
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite hands back naive datetimes; every moment we store is UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
