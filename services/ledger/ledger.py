@@ -39,12 +39,16 @@ class Movement:
     memo: str = ""
 
 
+def validate_currency(currency: str) -> str:
+    if not isinstance(currency, str) or len(currency) != 3 or not currency.isalpha() or not currency.isupper():
+        raise InvalidAmountError(f"invalid currency: {currency!r} (expected a 3-letter code such as 'THB')")
+    return currency
+
+
 class Ledger:
     def __init__(self, session: Session, currency: str) -> None:
-        if len(currency) != 3 or not currency.isalpha() or not currency.isupper():
-            raise InvalidAmountError(f"invalid currency: {currency!r} (expected a 3-letter code such as 'THB')")
         self.session = session
-        self.currency = currency
+        self.currency = validate_currency(currency)
         self._ids: dict[tuple[str, str], int] = {}
         self.request_key: str | None = None  # stamped on every transfer posted while set
 

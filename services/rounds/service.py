@@ -25,6 +25,7 @@ from services.games.pokdeng import Phase, PokDengRound, Position, Side, TableSet
 from services.games.pokdeng import events as ev
 from services.games.pokdeng.transcript import result_to_dict
 from services.ledger import AccountKind, Ledger, StakeResult, idempotency, settle_round
+from services.ledger.ledger import validate_currency
 from services.ledger.models import Account
 from services.rounds.clock import Clock, SystemClock
 from services.rounds.engines import RECALCULATE, EngineCache, corrected
@@ -32,6 +33,7 @@ from services.rounds.errors import (
     BettingClosedError,
     NotFoundError,
     RecalculationRefusedError,
+    RoundError,
     WindowClosedError,
 )
 from services.rounds.models import GameTable, Round, RoundLogEntry, ThresholdChange, Wager
@@ -67,9 +69,11 @@ class RoundService:
 
     def create_table(self, table_id: str, currency: str = "THB", settings: dict[str, Any] | None = None) -> None:
         table_settings = TableSettings.from_mapping(settings or {})
-        Ledger(None, currency)  # type: ignore[arg-type]  # validates the currency code
+        validate_currency(currency)
 
         def work(session: Session) -> None:
+            if session.get(GameTable, table_id) is not None:
+                raise RoundError(f"table {table_id!r} already exists")
             session.add(
                 GameTable(id=table_id, game="pokdeng", currency=currency, settings=json.dumps(table_settings.to_dict()))
             )

@@ -1,7 +1,8 @@
 """What a round shows to people who must not see its face-down card: players, the overlay, the dealer.
 
 A face-down card appears as ``None`` (received, value unknown) until its ``CardRevealed`` event.
-Points are shown only for hands whose every card is visible.
+Points are shown only for hands whose every card is visible. Nothing about who bet what is in it:
+each player reads their own wagers separately.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 
 from services.cards import Card
 from services.games.pokdeng import events as ev
-from services.games.pokdeng.engine import AwaitingCard, AwaitingDecision, AwaitingInsurance, PokDengRound, describe
+from services.games.pokdeng.engine import AwaitingCard, AwaitingDecision, PokDengRound, describe
 from services.games.pokdeng.hands import points
 from services.games.pokdeng.model import TURN_ORDER
 from services.games.pokdeng.transcript import result_to_dict
@@ -42,11 +43,10 @@ def public_view(round_: PokDengRound) -> dict[str, Any]:
             "face_up": expecting.face_up,
         }
     elif isinstance(expecting, AwaitingDecision):
-        view["decision"] = {"seat": str(expecting.seat), "decider": expecting.decider, "points": expecting.points}
-    elif isinstance(expecting, AwaitingInsurance):
-        view["insurance_eligible"] = list(expecting.eligible)
+        view["decision"] = {"seat": str(expecting.seat), "points": expecting.points}
     if round_.result is not None:
-        view["result"] = result_to_dict(round_.result) | {"early": round_.result.early}
+        result = result_to_dict(round_.result)
+        view["result"] = {"hands": result["hands"], "outcomes": result["outcomes"], "early": round_.result.early}
     return view
 
 

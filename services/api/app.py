@@ -1,0 +1,118 @@
+"""The FastAPI application: routers, JSON errors with stable codes, health checks.
+
+Every refusal is a JSON body ``{"code": ..., "message": ...}``; no input, however malformed,
+may produce a 5xx (the tests fuzz the API from its own OpenAPI document to hold it to that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy import Engine, text
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from services.api import operator_routes, player_routes
+from services.api.deps import Services
+from services.cards import CardError
+from services.db import session_factory
+from services.games.pokdeng import (
+    DecisionError,
+    IllegalActionError,
+    InsuranceError,
+    PokDengError,
+    SettingsError,
+    WagerError,
+)
+from services.ledger.errors import IdempotencyConflictError, InsufficientFundsError, LedgerError
+from services.ledger.wallets import WalletService
+from services.rounds.clock import Clock
+from services.rounds.errors import (
+    AuthError,
+    BettingClosedError,
+    ForbiddenError,
+    NotFoundError,
+    RecalculationRefusedError,
+    RoundError,
+    WindowClosedError,
+)
+from services.rounds.players import PlayerService
+from services.rounds.service import RoundService
+
+# (status, code) per error class; the first match in this order wins.
+ERRORS: list[tuple[type[Exception], int, str]] = [
+    (AuthError, 401, "unauthorized"),
+    (ForbiddenError, 403, "forbidden"),
+    (NotFoundError, 404, "not_found"),
+    (BettingClosedError, 409, "betting_closed"),
+    (WindowClosedError, 409, "window_closed"),
+    (RecalculationRefusedError, 409, "recalculation_refused"),
+    (InsufficientFundsError, 409, "insufficient_funds"),
+    (IdempotencyConflictError, 422, "idempotency_conflict"),
+    (IllegalActionError, 409, "not_expected_now"),
+    (WagerError, 422, "invalid_wager"),
+    (InsuranceError, 422, "invalid_insurance"),
+    (DecisionError, 403, "not_your_decision"),
+    (SettingsError, 422, "invalid_settings"),
+    (CardError, 422, "invalid_card"),
+    (PokDengError, 422, "rule_violation"),
+    (LedgerError, 422, "ledger_error"),
+    (RoundError, 422, "invalid_request"),
+]
+
+
+def create_app(database: Engine, clock: Clock | None = None, currency: str = "THB") -> FastAPI:
+    sessions = session_factory(database)
+    app = FastAPI(
+        title="studio",
+        version="1",
+        summary="Live-dealer card studio: player betting API, operator tools.",
+    )
+    app.state.services = Services(
+        rounds=RoundService(sessions, clock), wallets=WalletService(sessions, currency), players=PlayerService(sessions)
+    )
+    app.include_router(player_routes.router)
+    app.include_router(operator_routes.router)
+
+    @app.get("/healthz", tags=["health"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["health"])
+    def readyz() -> JSONResponse:
+        try:
+            with database.connect() as connection:
+                connection.execute(text("SELECT 1"))
+        except Exception as error:  # readiness reports any database failure, whatever its type
+            return JSONResponse({"status": "unavailable", "reason": type(error).__name__}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    for error_class, status, code in ERRORS:
+        app.add_exception_handler(error_class, _handler(status, code))
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    return app
+
+
+def _handler(status: int, code: str) -> Callable[[Request, Exception], Awaitable[JSONResponse]]:
+    async def handle(_request: Request, error: Exception) -> JSONResponse:
+        return JSONResponse({"code": code, "message": str(error)}, status_code=status)
+
+    return handle
+
+
+async def _validation_error(_request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    problems = "; ".join(
+        f"{'.'.join(str(part) for part in item.get('loc', ()))}: {item.get('msg', 'invalid')}"
+        for item in error.errors()
+    )
+    return JSONResponse({"code": "invalid_request", "message": problems}, status_code=422)
+
+
+async def _http_error(_request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, StarletteHTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+    return JSONResponse({"code": code, "message": str(error.detail)}, status_code=error.status_code)

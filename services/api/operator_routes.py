@@ -1,0 +1,103 @@
+"""Operator and dealer tools: accounts, funding, tables, round control, void and recalculation.
+
+Until the round controller drives rounds from the shoe, these endpoints drive the same round
+service by hand; afterwards they stay as the operator's manual override.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from services.api.deps import CurrentOperator, CurrentStaff, IdempotencyKey, ServicesDep
+from services.api.schemas import (
+    AppliedOut,
+    CardIn,
+    MoneyIn,
+    OpenRoundIn,
+    PlayerIn,
+    RecalculateIn,
+    TableIn,
+    TimeoutIn,
+    TokenOut,
+    VoidIn,
+    WalletOut,
+)
+from services.cards import Card
+from services.games.pokdeng import Position
+from services.rounds.service import Applied
+
+router = APIRouter(prefix="/v1/operator", tags=["operator"])
+
+
+def applied_out(applied: Applied) -> AppliedOut:
+    return AppliedOut(round_id=applied.round_id, phase=applied.phase, events=[type(e).__name__ for e in applied.events])
+
+
+@router.post("/players", status_code=201)
+def create_player(body: PlayerIn, _operator: CurrentOperator, services: ServicesDep) -> TokenOut:
+    """Create a player, dealer or operator account; the token is shown only in this response."""
+    return TokenOut(id=body.id, role=body.role, token=services.players.register(body.id, body.role))
+
+
+@router.post("/players/{player_id}/deposit")
+def deposit(
+    player_id: str, body: MoneyIn, key: IdempotencyKey, operator: CurrentOperator, services: ServicesDep
+) -> WalletOut:
+    return WalletOut(**services.wallets.deposit(player_id, body.amount, key, operator.id))
+
+
+@router.post("/players/{player_id}/withdraw")
+def withdraw(
+    player_id: str, body: MoneyIn, key: IdempotencyKey, operator: CurrentOperator, services: ServicesDep
+) -> WalletOut:
+    return WalletOut(**services.wallets.withdraw(player_id, body.amount, key, operator.id))
+
+
+@router.get("/players/{player_id}/wallet")
+def player_wallet(player_id: str, _operator: CurrentOperator, services: ServicesDep) -> WalletOut:
+    return WalletOut(**services.wallets.balance(player_id))
+
+
+@router.post("/tables", status_code=201)
+def create_table(body: TableIn, _operator: CurrentOperator, services: ServicesDep) -> TableIn:
+    services.rounds.create_table(body.id, body.currency, body.settings)
+    return body
+
+
+@router.post("/tables/{table_id}/rounds", status_code=201)
+def open_round(table_id: str, body: OpenRoundIn, _staff: CurrentStaff, services: ServicesDep) -> dict[str, str]:
+    return {"round_id": services.rounds.open_round(table_id, body.video_ref)}
+
+
+@router.post("/rounds/{round_id}/close-betting")
+def close_betting(round_id: str, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
+    return applied_out(services.rounds.close_betting(round_id, staff.id))
+
+
+@router.post("/rounds/{round_id}/cards")
+def deal(round_id: str, body: CardIn, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
+    return applied_out(services.rounds.deal(round_id, Card.from_code(body.card), staff.id))
+
+
+@router.post("/rounds/{round_id}/close-insurance")
+def close_insurance(round_id: str, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
+    return applied_out(services.rounds.close_insurance(round_id, staff.id))
+
+
+@router.post("/rounds/{round_id}/timeout")
+def decision_timeout(round_id: str, body: TimeoutIn, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
+    return applied_out(services.rounds.decision_timeout(round_id, Position(body.seat), staff.id))
+
+
+@router.post("/rounds/{round_id}/void")
+def void(round_id: str, body: VoidIn, operator: CurrentOperator, services: ServicesDep) -> AppliedOut:
+    return applied_out(services.rounds.void(round_id, body.reason, operator.id))
+
+
+@router.post("/rounds/{round_id}/recalculate")
+def recalculate(
+    round_id: str, body: RecalculateIn, operator: CurrentOperator, services: ServicesDep
+) -> dict[str, dict[str, int]]:
+    """Correct misread cards from the video; only the difference is posted. Refused if the flow would change."""
+    cards = {int(index): Card.from_code(code) for index, code in body.cards.items()}
+    return {"adjustments": services.rounds.recalculate(round_id, cards, body.video_ref, operator.id)}

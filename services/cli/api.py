@@ -1,0 +1,47 @@
+"""``studio api``: the betting API on the embedded defaults (SQLite file) or ``STUDIO_DATABASE_URL``.
+
+``studio players add ID --role operator`` creates an account and prints its bearer token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from services.db import make_engine, migrate, session_factory
+from services.rounds.players import PlayerService
+
+
+def register(commands: Any) -> None:
+    api = commands.add_parser("api", help="serve the betting API (uvicorn)")
+    api.add_argument("--host", default="127.0.0.1")
+    api.add_argument("--port", type=int, default=8000)
+    api.add_argument("--database", default=None, help="database URL (default: STUDIO_DATABASE_URL or studio.db)")
+    api.set_defaults(run=run_api)
+    players = commands.add_parser("players", help="manage accounts")
+    actions = players.add_subparsers(dest="action", required=True)
+    add = actions.add_parser("add", help="create an account and print its bearer token")
+    add.add_argument("id")
+    add.add_argument("--role", choices=("player", "dealer", "operator"), default="player")
+    add.add_argument("--database", default=None)
+    add.set_defaults(run=run_add_player)
+
+
+def run_api(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from services.api.app import create_app
+
+    engine = make_engine(args.database)
+    migrate(engine)
+    uvicorn.run(create_app(engine), host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+def run_add_player(args: argparse.Namespace) -> int:
+    engine = make_engine(args.database)
+    migrate(engine)
+    token = PlayerService(session_factory(engine)).register(args.id, args.role)
+    print(json.dumps({"id": args.id, "role": args.role, "token": token}))
+    return 0

@@ -1,0 +1,91 @@
+"""Reads: a round's public state, the current round of a table, a player's history.
+
+Nothing here locks or writes. What a player sees of a live round is the public view: the
+banker's face-down card stays hidden until its reveal, whoever asks.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from services.ledger.models import Hold
+from services.rounds.engines import EngineCache
+from services.rounds.errors import NotFoundError
+from services.rounds.models import Round, Wager
+from services.rounds.service import INSURANCE, RoundService
+
+HISTORY_PAGE_MAX = 100
+
+
+def round_state(service: RoundService, round_id: str) -> dict[str, Any]:
+    with service.sessions() as session:
+        return _state(session, service.engines, _round(session, round_id))
+
+
+def current_round(service: RoundService, table_id: str) -> dict[str, Any]:
+    with service.sessions() as session:
+        round_ = session.scalar(select(Round).where(Round.table_id == table_id).order_by(Round.number.desc()).limit(1))
+        if round_ is None:
+            raise NotFoundError(f"table {table_id!r} has no round yet")
+        return _state(session, service.engines, round_)
+
+
+def history(service: RoundService, player: str, before: datetime | None, limit: int) -> list[dict[str, Any]]:
+    """The player's rounds, newest first: page with ``before`` = the last ``opened_at`` seen."""
+    limit = max(1, min(limit, HISTORY_PAGE_MAX))
+    with service.sessions() as session:
+        query = select(Round).where(Round.id.in_(select(Wager.round_id).where(Wager.player == player)))
+        if before is not None:
+            query = query.where(Round.opened_at < before)
+        rounds = session.scalars(query.order_by(Round.opened_at.desc(), Round.id.desc()).limit(limit)).all()
+        return [_summary(session, round_, player) for round_ in rounds]
+
+
+def round_detail(service: RoundService, player: str, round_id: str) -> dict[str, Any]:
+    with service.sessions() as session:
+        round_ = _round(session, round_id)
+        detail = _summary(session, round_, player)
+        if not detail["wagers"] and not detail["insurance"]:
+            raise NotFoundError(f"round {round_id!r} is not in {player}'s history")
+        return detail | {"state": _state(session, service.engines, round_)}
+
+
+def _round(session: Session, round_id: str) -> Round:
+    round_ = session.get(Round, round_id)
+    if round_ is None:
+        raise NotFoundError(f"round {round_id!r} does not exist")
+    return round_
+
+
+def _state(session: Session, engines: EngineCache, round_: Round) -> dict[str, Any]:
+    return {
+        "round_id": round_.id,
+        "table_id": round_.table_id,
+        "number": round_.number,
+        "opened_at": round_.opened_at.isoformat(),
+        "betting_closes_at": round_.betting_closes_at.isoformat(),
+        "window_closes_at": round_.window_closes_at.isoformat() if round_.window_closes_at else None,
+        "video_ref": round_.video_ref,
+    } | engines.view(session, round_)
+
+
+def _summary(session: Session, round_: Round, player: str) -> dict[str, Any]:
+    wagers = session.scalars(
+        select(Wager).where(Wager.round_id == round_.id, Wager.player == player).order_by(Wager.seq)
+    ).all()
+    insurance = session.scalar(
+        select(Hold.amount).where(Hold.round_id == round_.id, Hold.wager_id == INSURANCE + player)
+    )
+    return {
+        "round_id": round_.id,
+        "table_id": round_.table_id,
+        "number": round_.number,
+        "phase": round_.phase,
+        "opened_at": round_.opened_at.isoformat(),
+        "wagers": [{"wager_id": w.id, "side": w.side, "seat": w.seat, "stake": w.stake, "net": w.net} for w in wagers],
+        "insurance": insurance,
+    }

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from services.api.app import create_app
+from services.rounds.clock import ManualClock
+from services.rounds.players import PlayerService
+
+
+@dataclass
+class Studio:
+    """An API on a real database with an operator, two players and a table, ready to bet."""
+
+    app: FastAPI
+    client: TestClient
+    clock: ManualClock
+    tokens: dict[str, str]
+
+    def auth(self, who: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[who]}"}
+
+    def post(self, who: str, path: str, body: object = None, key: str | None = None) -> object:
+        headers = self.auth(who) | ({"Idempotency-Key": key} if key else {})
+        return self.client.post(path, json=body if body is not None else {}, headers=headers)
+
+
+@pytest.fixture
+def studio(database: Engine) -> Iterator[Studio]:
+    clock = ManualClock()
+    app = create_app(database, clock)
+    players: PlayerService = app.state.services.players
+    tokens = {name: players.register(name, role) for name, role in [("op", "operator"), ("dealer", "dealer")]}
+    tokens |= {name: players.register(name) for name in ("ana", "binh", "chai")}
+    with TestClient(app) as client:
+        studio = Studio(app, client, clock, tokens)
+        assert client.post("/v1/operator/tables", json={"id": "t1"}, headers=studio.auth("op")).status_code == 201
+        for index, name in enumerate(("ana", "binh", "chai")):
+            response = studio.post("op", f"/v1/operator/players/{name}/deposit", {"amount": 10_000}, f"fund{index}")
+            assert response.status_code == 200  # type: ignore[attr-defined]
+        yield studio
