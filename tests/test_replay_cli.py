@@ -98,6 +98,14 @@ NO_INSURANCE_CARDS = ["5H", "2D", "KD", "4S", "TH", "4C", "3C", "5D"]
         (changed(settings={"hold_multiple": 2}), "hold_multiple: 2 is below the largest possible loss"),
         (changed(thresholds={"A": 9}), r"thresholds\['A'\]: expected a whole number 1–5, got 9"),
         (changed(colour="red"), "unknown transcript key.*: colour"),
+        (changed(decisions={"A": ["draw"]}), r"decisions\['A'\]: expected 'draw' or 'stand', got \['draw'\]"),
+        (changed(wagers=[EXAMPLE["wagers"][0]] * 2), r"wagers\[1\]: duplicate id 'w1' \(already wagers\[0\]\)"),
+        (changed(wagers=[{**EXAMPLE["wagers"][0], "colour": 1}]), r"wagers\[0\]: unknown key\(s\) colour"),
+        (changed(wagers=[{**EXAMPLE["wagers"][0], "player": 1}]), r"wagers\[0\]: player must be a non-empty string"),
+        (
+            changed(wagers=[{**EXAMPLE["wagers"][0], "stake": 10**7}]),
+            r"wagers\[0\]: wager 'w1' .* exceeds the table maximum",
+        ),
         ([1, 2], None),
     ],
 )
@@ -130,3 +138,27 @@ def test_unreadable_and_malformed_files(tmp_path: Path, capsys: pytest.CaptureFi
     bad.write_text("{not json")
     assert main(["replay", str(bad)]) == 1
     assert "not valid JSON" in capsys.readouterr().err
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{}")
+    assert main(["replay", str(binary)]) == 1
+    assert "not UTF-8 text" in capsys.readouterr().err
+
+
+def test_thresholds_are_per_seat(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One decider on two seats: each seat times out on its own entry (A: 3, B: 5)."""
+    transcript = changed(
+        cards=["3H", "2D", "KD", "9S", "TH", "2S", "3C", "5C", "2H", "9D", "AC", "2C"],
+        decisions={},
+        wagers=[
+            {"id": "a", "player": "p1", "side": "player", "seat": "A", "stake": 10},
+            {"id": "b", "player": "p1", "side": "player", "seat": "B", "stake": 10},
+        ],
+        thresholds={"A": 3, "B": 5},
+        insurance={},
+    )
+    status, out, err = run(tmp_path, capsys, transcript)
+    assert status == 0, err
+    hands = json.loads(out)["hands"]
+    assert hands["A"]["cards"] == ["3H", "TH", "2H"]  # 3 points ≤ 3: draws
+    assert hands["B"]["cards"] == ["2D", "2S", "9D"]  # 4 points ≤ 5: draws (A's 3 would have stood)
+    assert hands["C"]["cards"] == ["KD", "3C", "AC"]  # no player-side wager: table default 4

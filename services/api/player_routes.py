@@ -48,7 +48,10 @@ def wallet(player: CurrentPlayer, services: ServicesDep) -> WalletOut:
 
 @router.get("/wallet/statement")
 def statement(
-    player: CurrentPlayer, services: ServicesDep, before: Annotated[int | None, Query(ge=1)] = None, limit: Limit = 50
+    player: CurrentPlayer,
+    services: ServicesDep,
+    before: Annotated[int | None, Query(ge=1, le=2**63 - 1)] = None,
+    limit: Limit = 50,
 ) -> list[StatementLineOut]:
     lines = services.wallets.statement(player.id, before, limit)
     return [StatementLineOut(**asdict(line)) for line in lines]

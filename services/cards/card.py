@@ -28,8 +28,8 @@ class Card:
     @classmethod
     def from_code(cls, code: str) -> Card:
         """Parse ``"TD"``, ``"as"``, ``"9h"``…; anything else raises ``InvalidCardCodeError``."""
-        if not isinstance(code, str):
-            raise InvalidCardCodeError(f"invalid card code: {code!r} (expected a string such as 'TD')")
+        if not isinstance(code, str) or not code.isascii():
+            raise InvalidCardCodeError(f"invalid card code: {code!r} (expected an ASCII string such as 'TD')")
         text = code.upper()
         if len(text) != 2 or text[0] not in RANKS or text[1] not in SUITS:
             raise InvalidCardCodeError(

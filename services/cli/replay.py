@@ -24,6 +24,8 @@ def load(path: str) -> Any:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise TranscriptError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise TranscriptError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:

@@ -12,7 +12,7 @@ def test_codes_parse_case_insensitively(code: str, rank: str, suit: str) -> None
     assert card.code() == rank + suit
 
 
-@pytest.mark.parametrize("code", ["", "A", "10H", "1S", "AX", "ZS", " AS", "AS ", "SA", "AS\n", "♠A"])
+@pytest.mark.parametrize("code", ["", "A", "10H", "1S", "AX", "ZS", " AS", "AS ", "SA", "AS\n", "♠A", "Aſ"])
 def test_bad_codes_are_refused_with_the_input_named(code: str) -> None:
     with pytest.raises(InvalidCardCodeError) as error:
         Card.from_code(code)
@@ -20,7 +20,7 @@ def test_bad_codes_are_refused_with_the_input_named(code: str) -> None:
 
 
 def test_non_string_code_is_refused() -> None:
-    with pytest.raises(InvalidCardCodeError, match="expected a string"):
+    with pytest.raises(InvalidCardCodeError, match="expected an ASCII string"):
         Card.from_code(10)  # type: ignore[arg-type]
 
 

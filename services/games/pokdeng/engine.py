@@ -103,6 +103,7 @@ class PokDengRound:
         self._by_player: dict[str, list[Wager]] = {}  # indexes that keep wager checks O(1) in big rounds
         self._ids: dict[str, tuple[str, Side, Position]] = {}
         self._thresholds: dict[str, int] = {}
+        self._seat_thresholds: dict[Position, int] = {}
         self._insurance: dict[str, int] = {}
         self._insurance_offered = False
         self._insurance_closed = False
@@ -131,7 +132,14 @@ class PokDengRound:
         return min(backers, key=lambda wager: (-wager.stake, wager.order)).player
 
     def state(self) -> str:
-        dealt = " ".join(f"{position}:{''.join(map(str, cards))}" for position, cards in self.hands.items() if cards)
+        """The round for error messages, which reach players: a face-down card shows as ``??``."""
+        revealed = {(e.position, e.index) for e in self.events if isinstance(e, ev.CardRevealed)}
+        shown: dict[Position, list[str]] = {position: [] for position in TURN_ORDER}
+        for event in self.events:
+            if isinstance(event, ev.CardDealt):
+                visible = event.face_up or (event.position, event.index) in revealed
+                shown[event.position].append(str(event.card) if visible else "??")
+        dealt = " ".join(f"{position}:{''.join(cards)}" for position, cards in shown.items() if cards)
         return f"phase {self.phase}, waiting for {describe(self.expecting)}" + (f", dealt {dealt}" if dealt else "")
 
     # ---- the command entry point ------------------------------------------------------
@@ -145,6 +153,7 @@ class PokDengRound:
                 self._place_wager(command)
             case ev.CloseBetting():
                 self._thresholds = dict(command.thresholds)
+                self._seat_thresholds = dict(command.seat_thresholds)
                 self.phase = Phase.DEALING
                 self._emit(ev.BettingClosed(len(self._wagers)))
             case ev.DealCard():
@@ -162,6 +171,7 @@ class PokDengRound:
                 self._decide(command.seat, self.points(command.seat) <= self.expecting.threshold, ev.DrawReason.TIMEOUT)
             case ev.VoidRound():
                 was_settled = self.phase is Phase.SETTLED
+                self.result = None  # a void round has no result; the settled one is in the events
                 self.phase = Phase.VOID
                 self.expecting = None
                 self._emit(ev.RoundVoided(command.reason, was_settled))
@@ -187,7 +197,12 @@ class PokDengRound:
                 for player, threshold in command.thresholds.items():
                     if type(threshold) is not int or threshold not in THRESHOLDS:
                         raise WagerError(f"threshold of {player}: {threshold!r} is not within 1–5")
+                for seat, threshold in command.seat_thresholds.items():
+                    if seat not in SEATS or type(threshold) is not int or threshold not in THRESHOLDS:
+                        raise WagerError(f"threshold of seat {seat!r}: {threshold!r} is not within 1–5")
             case ev.DealCard():
+                if not isinstance(command.card, Card):
+                    raise IllegalActionError(f"deal refused: {command.card!r} is not a Card")
                 self._verify_deal(command.card)
             case ev.BuyInsurance():
                 self._verify_insurance(command.player, command.amount)
@@ -258,7 +273,11 @@ class PokDengRound:
     def _verify_wager(self, command: ev.PlaceWager) -> None:
         label = f"wager {command.wager_id!r} ({command.player}, {command.side} side, seat {command.seat})"
         self._require(AwaitingBets, label)
-        if command.seat not in SEATS:
+        if not isinstance(command.side, Side):
+            raise WagerError(f"{label} refused: side must be a Side, got {command.side!r}")
+        if not isinstance(command.player, str) or not command.player or not isinstance(command.wager_id, str):
+            raise WagerError(f"{label} refused: player and wager id must be non-empty strings")
+        if not isinstance(command.seat, Position) or command.seat not in SEATS:
             raise WagerError(f"{label} refused: seat must be A, B or C")
         if type(command.stake) is not int or command.stake <= 0:
             raise WagerError(f"{label} refused: stake must be a positive whole number, got {command.stake!r}")
@@ -302,6 +321,10 @@ class PokDengRound:
         expecting = self.expecting
         if not isinstance(expecting, AwaitingDecision) or expecting.seat is not command.seat:
             raise IllegalActionError(f"{label} refused: {self.state()}")
+        if isinstance(command, ev.Decide) and type(command.draw) is not bool:
+            raise DecisionError(
+                f"{label} refused: the choice must be draw (True) or stand (False), got {command.draw!r}"
+            )
         if isinstance(command, ev.Decide) and command.player not in (None, expecting.decider):
             raise DecisionError(f"{label} refused: {command.player} is not the seat's decider ({expecting.decider})")
 
@@ -394,7 +417,9 @@ class PokDengRound:
         elif (decider := self.decider(position)) is None:
             self._decide(position, hand_points <= self.settings.default_threshold, ev.DrawReason.NO_DECIDER)
         else:
-            threshold = self._thresholds.get(decider, self.settings.default_threshold)
+            threshold = self._seat_thresholds.get(
+                position, self._thresholds.get(decider, self.settings.default_threshold)
+            )
             self._emit(ev.DecisionWindowOpened(position, decider, hand_points, threshold))
             return AwaitingDecision(position, decider, hand_points, threshold)
         return None

@@ -32,9 +32,14 @@ class PlaceWager:
 
 @dataclass(frozen=True, slots=True)
 class CloseBetting:
-    """Thresholds are the players' auto-draw thresholds as they stood when the round began."""
+    """Auto-draw thresholds: the players' as they stood when the round began.
+
+    ``seat_thresholds`` overrides the decider's threshold for a seat; transcripts record thresholds
+    per seat and replay through it.
+    """
 
     thresholds: Mapping[str, int] = field(default_factory=dict)
+    seat_thresholds: Mapping[Position, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +114,8 @@ def command_from_dict(data: Mapping[str, Any]) -> Command:
         values["side"] = Side(values["side"])
     if "seat" in values:
         values["seat"] = Position(values["seat"])
+    if "seat_thresholds" in values:
+        values["seat_thresholds"] = {Position(seat): value for seat, value in values["seat_thresholds"].items()}
     command: Command = _COMMANDS[kind](**values)
     return command
 

@@ -22,12 +22,13 @@ from services.games.pokdeng.engine import (
     describe,
 )
 from services.games.pokdeng.errors import PokDengError, TranscriptError
-from services.games.pokdeng.events import PlaceWager
-from services.games.pokdeng.model import Position, Side, parse_seat
+from services.games.pokdeng.events import CloseBetting, PlaceWager
+from services.games.pokdeng.model import SEATS, Position, Side, parse_seat
 from services.games.pokdeng.settings import TableSettings
 from services.games.pokdeng.settlement import RoundResult
 
 KEYS = frozenset({"cards", "decisions", "thresholds", "wagers", "insurance", "settings"})
+WAGER_KEYS = frozenset({"id", "player", "side", "seat", "stake"})
 CHOICES = {"draw": True, "stand": False}
 
 
@@ -70,9 +71,20 @@ def _replay(transcript: Any) -> RoundResult:
     cards = _cards(transcript.get("cards"))
     decisions = _decisions(_mapping(transcript, "decisions"))
     round_ = PokDengRound(settings)
-    for index, wager in enumerate(_list(transcript, "wagers")):
-        round_.apply(_wager(index, wager))
-    round_.close_betting(_thresholds(round_, _mapping(transcript, "thresholds")))
+    seen_ids: dict[str, int] = {}
+    for index, raw in enumerate(_list(transcript, "wagers")):
+        wager = _wager(index, raw)
+        if wager.wager_id in seen_ids:
+            raise TranscriptError(
+                f"wagers[{index}]: duplicate id {wager.wager_id!r} (already wagers[{seen_ids[wager.wager_id]}])"
+            )
+        seen_ids[wager.wager_id] = index
+        try:
+            round_.apply(wager)
+        except PokDengError as error:
+            raise TranscriptError(f"wagers[{index}]: {error}") from None
+    seat_thresholds = _seat_thresholds(round_, _mapping(transcript, "thresholds"))
+    round_.apply(CloseBetting(seat_thresholds=seat_thresholds))
     insurance = _mapping(transcript, "insurance")
     pending = list(cards)
     decided: set[Position] = set()
@@ -153,7 +165,7 @@ def _seat(text: Any, where: str) -> Position:
 def _decisions(raw: Mapping[str, Any]) -> dict[Position, bool]:
     decisions: dict[Position, bool] = {}
     for seat, choice in raw.items():
-        if choice not in CHOICES:
+        if not isinstance(choice, str) or choice not in CHOICES:
             raise TranscriptError(f"decisions[{seat!r}]: expected 'draw' or 'stand', got {choice!r}")
         decisions[_seat(seat, "decisions")] = CHOICES[choice]
     return decisions
@@ -163,28 +175,32 @@ def _wager(index: int, raw: Any) -> PlaceWager:
     where = f"wagers[{index}]"
     if not isinstance(raw, Mapping):
         raise TranscriptError(f"{where} must be an object, got {raw!r}")
-    missing = sorted({"id", "player", "side", "seat", "stake"} - set(raw))
+    missing = sorted(WAGER_KEYS - set(raw))
     if missing:
         raise TranscriptError(f"{where}: missing {', '.join(missing)}")
-    if raw["side"] not in ("player", "banker"):
+    unknown = sorted(set(raw) - WAGER_KEYS)
+    if unknown:
+        raise TranscriptError(f"{where}: unknown key(s) {', '.join(map(str, unknown))}")
+    for key in ("id", "player"):
+        if not isinstance(raw[key], str) or not raw[key]:
+            raise TranscriptError(f"{where}: {key} must be a non-empty string, got {raw[key]!r}")
+    if not isinstance(raw["side"], str) or raw["side"] not in ("player", "banker"):
         raise TranscriptError(f"{where}: side must be 'player' or 'banker', got {raw['side']!r}")
     stake = raw["stake"]
     if type(stake) is not int or stake <= 0:
         raise TranscriptError(f"{where}: stake must be a positive whole number, got {stake!r}")
-    return PlaceWager(str(raw["id"]), str(raw["player"]), Side(raw["side"]), _seat(raw["seat"], where), stake)
+    return PlaceWager(raw["id"], raw["player"], Side(raw["side"]), _seat(raw["seat"], where), stake)
 
 
-def _thresholds(round_: PokDengRound, by_seat: Mapping[str, Any]) -> dict[str, int]:
-    """Seat thresholds become the deciders' thresholds; seats without a decider ignore theirs."""
-    thresholds: dict[str, int] = {}
-    for seat_text, value in by_seat.items():
-        seat = _seat(seat_text, "thresholds")
-        decider = round_.decider(seat)
-        if decider is None:
+def _seat_thresholds(round_: PokDengRound, by_seat: Mapping[str, Any]) -> dict[Position, int]:
+    """A timed-out seat uses its own entry, else the table default; seats without a decider ignore theirs."""
+    given: dict[Position, Any] = {_seat(seat_text, "thresholds"): value for seat_text, value in by_seat.items()}
+    thresholds: dict[Position, int] = {}
+    for seat in SEATS:
+        if round_.decider(seat) is None:
             continue
+        value = given.get(seat, round_.settings.default_threshold)
         if type(value) is not int or not 1 <= value <= 5:
-            raise TranscriptError(f"thresholds[{seat_text!r}]: expected a whole number 1–5, got {value!r}")
-        if thresholds.get(decider, value) != value:
-            raise TranscriptError(f"thresholds: {decider} decides several seats with different thresholds")
-        thresholds[decider] = value
+            raise TranscriptError(f"thresholds[{str(seat)!r}]: expected a whole number 1–5, got {value!r}")
+        thresholds[seat] = value
     return thresholds

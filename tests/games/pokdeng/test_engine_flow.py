@@ -274,3 +274,68 @@ def test_commands_round_trip_through_json_and_rebuild_the_same_round() -> None:
 def test_unknown_command_type_is_named() -> None:
     with pytest.raises(ValueError, match="unknown command type: 'shuffle'"):
         ev.command_from_dict({"type": "shuffle"})
+
+
+def test_refusal_messages_never_show_the_face_down_card() -> None:
+    round_ = opened()
+    round_.close_betting()
+    deal(round_, "5H 2D KD 4S TH 4C 3C 2C")  # the banker's 2C is face down
+    with pytest.raises(IllegalActionError) as error:
+        round_.buy_insurance("p1", 100)
+    assert "banker:4S??" in str(error.value) and "2C" not in str(error.value)
+    round_.decision_timeout(A)
+    round_.decision_timeout(B)  # B 6 vs threshold 4: stands; C draws by default, banker after
+    deal(round_, "9C")
+    assert round_.phase is Phase.SETTLED
+    assert "banker:4S2C" in round_.state()  # revealed at settlement
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ev.PlaceWager("w9", "p9", "player", A, 10),  # type: ignore[arg-type]
+        ev.PlaceWager("w9", "p9", PLAYER_SIDE, "A", 10),  # type: ignore[arg-type]
+        ev.PlaceWager("w9", "", PLAYER_SIDE, A, 10),
+        ev.DealCard("5H"),  # type: ignore[arg-type]
+    ],
+)
+def test_wrongly_typed_commands_are_refused(command: ev.Command) -> None:
+    round_ = PokDengRound()
+    if isinstance(command, ev.DealCard):
+        round_.close_betting()
+    with pytest.raises(ValueError, match="refused"):
+        round_.apply(command)
+    assert round_.wagers == [] and round_.cards == []
+
+
+def test_a_decision_must_be_a_bool() -> None:
+    round_ = opened()
+    round_.close_betting()
+    deal(round_, "5H 2D KD 4S TH 4C 3C 2C")
+    with pytest.raises(DecisionError, match="got 'stand'"):
+        round_.decide(A, "stand")  # type: ignore[arg-type]
+    assert round_.expecting == AwaitingDecision(A, "p1", 5, 4)
+
+
+def test_banker_side_insurance_is_the_total_stake_only() -> None:
+    round_ = PokDengRound()
+    for seat in (A, B, C):
+        round_.place_wager(f"w{seat}", "bank", BANKER_SIDE, seat, 30)
+    assert round_.insurance_amounts("bank") == (90,)
+
+
+def test_seat_thresholds_override_the_deciders() -> None:
+    round_ = opened()
+    round_.apply(ev.CloseBetting({"p1": 5}, {A: 1}))
+    deal(round_, "3H 2D KD 4S TH 4C 3C 2C")  # A has 3
+    assert round_.expecting == AwaitingDecision(A, "p1", 3, 1)
+    assert round_.decision_timeout(A)[0] == ev.DrawDecided(A, False, ev.DrawReason.TIMEOUT, 3)
+
+
+def test_a_voided_settled_round_has_no_result() -> None:
+    round_ = opened()
+    round_.close_betting()
+    deal(round_, "4H 5D 8D 2S 4C 4S KC 3C")  # all seats Pok: settles
+    assert round_.result is not None
+    assert round_.void("wrong shoe") == [ev.RoundVoided("wrong shoe", was_settled=True)]
+    assert round_.result is None

@@ -14,8 +14,8 @@ from services.games.pokdeng import (
     AwaitingCard,
     AwaitingDecision,
     AwaitingInsurance,
-    IllegalActionError,
     Outcome,
+    PokDengError,
     PokDengRound,
     Position,
     Side,
@@ -41,6 +41,13 @@ def wrong_commands(round_: PokDengRound, card: Card) -> list[ev.Command]:
         commands += [ev.PlaceWager("late", "late", Side.PLAYER, Position.A, 1), ev.CloseBetting()]
     if not isinstance(expecting, AwaitingCard):
         commands.append(ev.DealCard(card))
+    elif round_.cards:
+        commands.append(ev.DealCard(round_.cards[0]))  # a card already dealt this round
+    if isinstance(expecting, AwaitingInsurance) and expecting.eligible:
+        player = expecting.eligible[0]
+        commands.append(ev.BuyInsurance(player, max(round_.insurance_amounts(player)) + 1))
+    if isinstance(expecting, AwaitingDecision):
+        commands.append(ev.Decide(expecting.seat, True, player="not-the-decider"))
     if not isinstance(expecting, AwaitingInsurance):
         commands += [ev.CloseInsurance(), ev.BuyInsurance("m1", 1)]
     for seat in SEATS:
@@ -73,7 +80,7 @@ def played_rounds(draw: st.DrawFn, commission_bps: int | None = None) -> Played:
             assert not round_.can(command), (command, round_.state())
             try:
                 round_.apply(command)
-            except IllegalActionError as error:
+            except PokDengError as error:
                 played.refused.append(str(error))
             assert len(round_.events) == before
         match round_.expecting:
@@ -114,9 +121,23 @@ def test_the_engine_never_accepts_what_it_was_not_waiting_for(played: Played) ->
 def test_money_nets_to_the_settlements_and_stays_within_the_hold(played: Played) -> None:
     result = played.round.result
     assert result is not None
+    bps = played.round.settings.commission_bps
+    for item in result.wagers:  # the spec's money rules, written again independently of the code
+        wager, outcome = item.wager, item.outcome
+        if outcome is Outcome.TIE:
+            expected = 0
+        else:
+            winner = result.hands[wager.seat] if outcome is Outcome.SEAT else result.hands[Position.BANKER]
+            bettor_wins = (outcome is Outcome.SEAT) == (wager.side is Side.PLAYER)
+            gross = winner.multiplier * wager.stake
+            expected = gross - gross * bps // 10_000 if bettor_wins else -min(winner.multiplier, 3) * wager.stake
+        assert item.net == expected, (item, expected)
     nets = result.player_nets()
-    assert sum(nets.values()) + result.house_net() == 0
-    assert sum(nets.values()) == sum(i.net for i in result.wagers) + sum(i.net for i in result.insurance)
+    for player in {w.player for w in played.round.wagers}:
+        own = [i.net for i in result.wagers if i.wager.player == player]
+        own += [i.net for i in result.insurance if i.player == player]
+        assert nets[player] == sum(own)
+    assert result.house_net() == -sum(nets.values())
     for item in result.wagers:
         stake = item.wager.stake
         assert -3 * stake <= item.net <= 5 * stake
