@@ -1,0 +1,465 @@
+"""Benchmark: accepted bet requests per second through the HTTP API on PostgreSQL, beside GET /healthz (the floor).
+
+    .venv/bin/python bench/bets.py [--players 3000] [--concurrency 64] [--workers 1] [--profile FILE]
+
+The API (``services.api.app.create_app``) runs under uvicorn in a subprocess on a free loopback
+port, against its own PostgreSQL schema (created, migrated and dropped by this script). Players
+are registered and funded through the services (not timed); an operator creates a table with a
+long betting window and opens one round through the operator endpoints. Then one asyncio + httpx
+load generator, at bounded concurrency, sends every player's 1–4 bet slips (new wagers and raises
+on the player's one side, random seats, a unique Idempotency-Key each) in a shuffled order, all
+within that one betting window. The floor is the same server answering the same number of
+GET /healthz requests from the same load generator at the same concurrency: HTTP, routing, the
+thread pool and the client, with no authentication, database or rules.
+
+``--profile FILE`` attaches ``py-spy record`` to the server (and its workers) during the bet phase
+and writes collapsed stacks to FILE, then prints where the server's samples fall.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import Engine, func, select, text
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from services.db import make_engine, migrate, session_factory  # noqa: E402
+from services.ledger.models import Account, AccountKind, IdempotencyKey  # noqa: E402
+from services.ledger.wallets import WalletService  # noqa: E402
+from services.rounds.models import Wager  # noqa: E402
+from services.rounds.players import PlayerService  # noqa: E402
+
+DEFAULT_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+FUNDS = 1_000_000  # per player, in minor units: far more than 4 slips × 3 bets × max stake × hold multiple
+MAX_STAKE = 100
+
+
+def schema_engine(url: str, schema: str, **options: Any) -> Engine:
+    return make_engine(url, connect_args={"options": f"-csearch_path={schema}"}, **options)
+
+
+def server_app() -> Any:
+    """The uvicorn app factory (``bench.bets:server_app --factory``): the API on the benchmark's schema."""
+    from services.api.app import create_app
+
+    app = create_app(schema_engine(os.environ["BENCH_DATABASE_URL"], os.environ["BENCH_SCHEMA"]))
+    threads = int(os.environ.get("BENCH_THREADS") or 0)
+    return ThreadLimit(app, threads) if threads else app
+
+
+class ThreadLimit:
+    """ASGI wrapper: at most ``tokens`` sync endpoints run at once (anyio's default thread limiter; default 40)."""
+
+    def __init__(self, app: Any, tokens: int) -> None:
+        self.app, self.tokens, self.applied = app, tokens, False
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if not self.applied:
+            import anyio.to_thread
+
+            anyio.to_thread.current_default_thread_limiter().total_tokens = self.tokens
+            self.applied = True
+        await self.app(scope, receive, send)
+
+
+# ---- the server -------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def uvicorn_server(url: str, schema: str, workers: int, threads: int) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    port = free_port()
+    env = os.environ | {"BENCH_DATABASE_URL": url, "BENCH_SCHEMA": schema, "PYTHONPATH": str(ROOT)}
+    env["BENCH_THREADS"] = str(threads)
+    command = [sys.executable, "-m", "uvicorn", "bench.bets:server_app", "--factory", "--host", "127.0.0.1"]
+    command += ["--port", str(port), "--workers", str(workers), "--log-level", "warning", "--no-access-log"]
+    process = subprocess.Popen(command, cwd=ROOT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):  # up to ~30 s for the workers to import and bind
+            if process.poll() is not None:
+                raise RuntimeError(f"uvicorn exited with status {process.returncode}")
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        else:
+            raise RuntimeError("uvicorn did not come up within 30 s")
+        yield base, process
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@contextmanager
+def py_spy(pid: int, path: str | None, subprocesses: bool) -> Iterator[None]:
+    """Sample the server with py-spy while the block runs: only the thread holding the GIL, without pausing it."""
+    if path is None:
+        yield
+        return
+    spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
+    if spy is None:
+        raise SystemExit("--profile needs py-spy: .venv/bin/pip install py-spy")
+    command = [spy, "record", "--pid", str(pid), "--format", "raw", "--rate", "200", "--gil", "--nonblocking"]
+    command += ["-o", path] + (["--subprocesses"] if subprocesses else [])
+    recorder = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.0)  # let it attach
+    try:
+        yield
+    finally:
+        recorder.send_signal(signal.SIGINT)
+        try:
+            recorder.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            recorder.kill()
+            recorder.wait(timeout=10)
+
+
+PHASES = [  # (label, marker in the stack); the first match wins
+    ("RoundService.place_bets", "RoundService.place_bets (services/rounds/service.py"),
+    ("authentication (bearer token lookup)", "current_identity (services/api/deps.py"),
+    ("rest of the FastAPI request in its worker thread", "WorkerThread.run"),
+    ("event loop: uvicorn, h11, starlette, pydantic", ""),
+]
+
+
+def summarize_profile(path: str, top: int = 20) -> None:
+    """Where the server's GIL-holding samples fall: request phases, our functions, leaf packages."""
+    phases: Counter[str] = Counter()
+    ours: Counter[str] = Counter()
+    packages: Counter[str] = Counter()
+    total = bets = 0
+    for line in Path(path).read_text().splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack or not count_text.isdigit():
+            continue
+        count = int(count_text)
+        total += count
+        phases[next(label for label, marker in PHASES if marker in stack)] += count
+        frames = stack.split(";")
+        leaf = frames[-1]
+        packages[leaf.rpartition("(")[2].split("/")[0].split(".py")[0] or leaf] += count
+        if PHASES[0][1] in stack:
+            bets += count
+            for frame in set(frames):
+                if "(services/" in frame:
+                    ours[frame] += count
+    if not total:
+        print("profile: no samples")
+        return
+    print(f"\nprofile (py-spy, GIL holder only, {total} samples in the server during the bet phase)")
+    for label, _marker in PHASES:
+        print(f"{100 * phases[label] / total:6.1f}%  {label}")
+    print("inclusive share of our functions within place_bets (% of place_bets samples)")
+    for frame, count in ours.most_common(top):
+        print(f"{100 * count / max(bets, 1):6.1f}%  {frame}")
+    print("leaf frames by package (% of all samples)")
+    for package, count in packages.most_common(8):
+        print(f"{100 * count / total:6.1f}%  {package}")
+
+
+# ---- CPU accounting (Linux /proc) ---------------------------------------------------------
+
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+
+
+def process_tree(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo += children.get(pid, [])
+    return tree
+
+
+def postgres_pids() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() == "postgres":
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """utime + stime of the processes (and their reaped children: none here)."""
+    total = 0
+    for pid in pids:
+        fields = _stat(pid)
+        if fields is not None:
+            total += int(fields[11]) + int(fields[12])
+    return total / TICK
+
+
+@dataclass
+class CpuUse:
+    server: float = 0.0
+    postgres: float = 0.0
+    client: float = 0.0
+    machine: float = 0.0  # busy share of all cores, 0–1
+
+
+@contextmanager
+def cpu_use(server_pid: int) -> Iterator[CpuUse]:
+    use = CpuUse()
+    server, postgres = process_tree(server_pid), postgres_pids()
+
+    def machine() -> tuple[int, int]:
+        values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return sum(values) - values[3] - values[4], sum(values)  # busy, all (idle and iowait aside)
+
+    before = (cpu_seconds(server), cpu_seconds(postgres), sum(os.times()[:2]), machine())
+    yield use
+    postgres = sorted(set(postgres) | set(postgres_pids()))  # backends opened during the run
+    use.server = cpu_seconds(server) - before[0]
+    use.postgres = cpu_seconds(postgres) - before[1]
+    use.client = sum(os.times()[:2]) - before[2]
+    busy, everything = machine()
+    use.machine = (busy - before[3][0]) / max(1, everything - before[3][1])
+
+
+# ---- setup ------------------------------------------------------------------------------
+
+
+def register_and_fund(engine: Engine, players: int) -> tuple[str, dict[str, str]]:
+    """An operator and ``players`` funded players through the services; returns the tokens."""
+    sessions = session_factory(engine)
+    registry, wallets = PlayerService(sessions), WalletService(sessions, "THB")
+    operator_token = registry.register("bench-op", "operator")
+
+    def one(index: int) -> tuple[str, str]:
+        name = f"p{index:06d}"
+        token = registry.register(name)
+        wallets.deposit(name, FUNDS, f"fund-{name}", "bench-op")
+        return name, token
+
+    with ThreadPoolExecutor(8) as pool:
+        tokens = dict(pool.map(one, range(players)))
+    return operator_token, tokens
+
+
+def open_round(base: str, operator_token: str) -> str:
+    headers = {"Authorization": f"Bearer {operator_token}"}
+    body = {"id": "bench", "settings": {"betting_window_ms": 600_000, "max_stake": 10_000}}
+    with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
+        client.post("/v1/operator/tables", json=body).raise_for_status()
+        response = client.post("/v1/operator/tables/bench/rounds", json={})
+        response.raise_for_status()
+        return str(response.json()["round_id"])
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str] = field(default_factory=dict)
+    body: dict[str, Any] | None = None
+
+
+def bet_requests(rng: random.Random, round_id: str, tokens: dict[str, str], max_slips: int) -> list[Request]:
+    """Each player's 1–``max_slips`` slips on one side, 1–3 random seats each (repeats raise), shuffled."""
+    requests = []
+    run = uuid.uuid4().hex[:8]
+    for player, token in tokens.items():
+        side = rng.choice(("player", "banker"))
+        for slip in range(rng.randint(1, max_slips)):
+            seats = rng.sample(("A", "B", "C"), rng.randint(1, 3))
+            bets = [{"side": side, "seat": seat, "stake": rng.randint(1, MAX_STAKE)} for seat in seats]
+            headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": f"{run}-{player}-{slip}"}
+            requests.append(Request("POST", f"/v1/rounds/{round_id}/bets", headers, {"bets": bets}))
+    rng.shuffle(requests)
+    return requests
+
+
+# ---- the load generator -----------------------------------------------------------------
+
+
+@dataclass
+class Load:
+    seconds: float
+    latencies: list[float]  # of every request, seconds
+    statuses: Counter[int]
+    cpu: CpuUse
+
+    def accepted(self, status: int) -> int:
+        return self.statuses[status]
+
+    def percentile(self, share: float) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+async def drive(base: str, requests: list[Request], concurrency: int, server_pid: int) -> Load:
+    """``concurrency`` workers, each with its own one-connection client, share one iterator of requests.
+
+    One client per worker, not one client with a pool of ``concurrency`` connections: httpx's pool
+    bookkeeping grows with its size, and one 64-connection client tops out near 160 req/s on this
+    machine (64 one-connection clients: about 650 req/s against the same server).
+    """
+    latencies: list[float] = []
+    statuses: Counter[int] = Counter()
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    clients = [httpx.AsyncClient(base_url=base, limits=limits, timeout=60) for _ in range(concurrency)]
+    try:
+        await asyncio.gather(*(client.get("/healthz") for client in clients))  # open the connections
+        pending = iter(requests)
+
+        async def worker(client: httpx.AsyncClient) -> None:
+            for request in pending:  # the shared iterator bounds the whole run to len(requests)
+                start = time.perf_counter()
+                response = await client.request(
+                    request.method, request.path, headers=request.headers, json=request.body
+                )
+                latencies.append(time.perf_counter() - start)
+                statuses[response.status_code] += 1
+
+        with cpu_use(server_pid) as cpu:
+            start = time.perf_counter()
+            await asyncio.gather(*(worker(client) for client in clients))
+            seconds = time.perf_counter() - start
+    finally:
+        for client in clients:
+            await client.aclose()
+    return Load(seconds, latencies, statuses, cpu)
+
+
+# ---- checks -----------------------------------------------------------------------------
+
+
+def check(engine: Engine, round_id: str, accepted: int, players: int) -> str:
+    """Every accepted slip left its key; every player's wallet + held still equals the funding."""
+    with engine.connect() as connection:
+        slips = select(func.count()).select_from(IdempotencyKey).where(IdempotencyKey.actor != "bench-op")
+        keys = connection.scalar(slips)
+        wagers = connection.scalar(select(func.count()).select_from(Wager).where(Wager.round_id == round_id))
+        money = connection.scalar(
+            select(func.sum(Account.balance)).where(Account.kind.in_([AccountKind.WALLET, AccountKind.HOLD]))
+        )
+    if keys != accepted or money != players * FUNDS:
+        raise SystemExit(f"check failed: {keys} keys for {accepted} accepted slips; wallets + holds = {money}")
+    return f"check: {accepted} slips stored, {wagers} wagers, wallets + holds = funding"
+
+
+# ---- main -------------------------------------------------------------------------------
+
+
+def table(rows: list[tuple[str, Load, int]]) -> None:
+    print(
+        f"{'what':<27}{'requests':>9}{'ok':>7}{'ok req/s':>9}{'p50 ms':>8}{'p99 ms':>8}{'max ms':>8}"
+        f"  CPU ms/request: {'server':>6}{'pg':>6}{'client':>7}  busy"
+    )
+    for label, load, ok_status in rows:
+        ok, n, cpu = load.accepted(ok_status), len(load.latencies), load.cpu
+        print(
+            f"{label:<27}{n:>9}{ok:>7}{ok / load.seconds:>9,.0f}{1000 * load.percentile(0.50):>8.1f}"
+            f"{1000 * load.percentile(0.99):>8.1f}{1000 * max(load.latencies):>8.1f}                  "
+            f"{1000 * cpu.server / n:>6.2f}{1000 * cpu.postgres / n:>6.2f}{1000 * cpu.client / n:>7.2f}"
+            f"  {100 * cpu.machine:3.0f}%"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL), help="PostgreSQL URL")
+    parser.add_argument("--players", type=int, default=3_000)
+    parser.add_argument("--slips", type=int, default=4, help="most bet requests per player (1–N each)")
+    parser.add_argument("--concurrency", type=int, default=64, help="requests in flight")
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    parser.add_argument("--threads", type=int, default=0, help="limit the sync endpoint thread pool (0: anyio's 40)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--profile", metavar="FILE", help="py-spy the server during the bet phase (collapsed stacks)")
+    args = parser.parse_args()
+    if not 1 <= args.concurrency <= 1_000 or not 1 <= args.players <= 1_000_000 or not 1 <= args.slips <= 100:
+        parser.error("keep --concurrency ≤ 1000, --players ≤ 1,000,000 and --slips ≤ 100")
+
+    schema = f"bench_bets_{uuid.uuid4().hex[:8]}"
+    admin = make_engine(args.url, pool_size=1)
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    engine = schema_engine(args.url, schema)
+    try:
+        migrate(engine)
+        start = time.perf_counter()
+        operator_token, tokens = register_and_fund(engine, args.players)
+        print(f"setup: {args.players} players registered and funded in {time.perf_counter() - start:.1f} s")
+        with uvicorn_server(args.url, schema, args.workers, args.threads) as (base, process):
+            round_id = open_round(base, operator_token)
+            requests = bet_requests(random.Random(args.seed), round_id, tokens, args.slips)
+            floor = [Request("GET", "/healthz")] * len(requests)
+            floor_load = asyncio.run(drive(base, floor, args.concurrency, process.pid))
+            with py_spy(process.pid, args.profile, subprocesses=args.workers > 1):
+                bets_load = asyncio.run(drive(base, requests, args.concurrency, process.pid))
+        print(check(engine, round_id, bets_load.accepted(201), args.players))
+    finally:
+        engine.dispose()
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+    print(
+        f"server: uvicorn, {args.workers} worker(s), {args.threads or 40} threads each; "
+        f"load: {args.concurrency} httpx.AsyncClient in flight; {args.players} players, {len(requests)} bet slips"
+    )
+    table([("bets: POST .../bets (201)", bets_load, 201), ("floor: GET /healthz (200)", floor_load, 200)])
+    refused = {status: n for status, n in bets_load.statuses.items() if status != 201}
+    if refused:
+        print(f"bet requests not accepted, by status: {refused}")
+    bet_rate = bets_load.accepted(201) / bets_load.seconds
+    floor_rate = floor_load.accepted(200) / floor_load.seconds
+    print(
+        f"ratio floor/bets: throughput {floor_rate / bet_rate:.1f}×, "
+        f"p50 {bets_load.percentile(0.5) / floor_load.percentile(0.5):.1f}×, "
+        f"p99 {bets_load.percentile(0.99) / floor_load.percentile(0.99):.1f}×"
+    )
+    print("CPU: of the uvicorn process(es), of all postgres processes, of this load generator; busy: all cores")
+    if args.profile:
+        summarize_profile(args.profile)
+
+
+if __name__ == "__main__":
+    main()
