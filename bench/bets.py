@@ -1,6 +1,6 @@
 """Benchmark: accepted bet requests per second through the HTTP API on PostgreSQL, beside GET /healthz (the floor).
 
-    .venv/bin/python bench/bets.py [--players 3000] [--concurrency 64] [--workers 1] [--profile FILE]
+    .venv/bin/python bench/bets.py [--players 3000] [--concurrency 64] [--workers 1] [--threads 0] [--profile FILE]
 
 The API (``services.api.app.create_app``) runs under uvicorn in a subprocess on a free loopback
 port, against its own PostgreSQL schema (created, migrated and dropped by this script). Players
@@ -11,6 +11,13 @@ on the player's one side, random seats, a unique Idempotency-Key each) in a shuf
 within that one betting window. The floor is the same server answering the same number of
 GET /healthz requests from the same load generator at the same concurrency: HTTP, routing, the
 thread pool and the client, with no authentication, database or rules.
+
+Beside latency and throughput, each phase reports CPU milliseconds per request (Linux /proc) of
+the uvicorn process(es), of PostgreSQL's client backends and background processes, and of the
+load generator itself, and how busy the whole machine was: on two cores, it says who the
+bottleneck is. ``--threads N`` caps the thread pool the sync endpoints run in (anyio's default:
+40); ``--workers N`` runs N uvicorn processes (the app comes from the import-string factory
+``bench.bets:server_app``).
 
 ``--profile FILE`` attaches ``py-spy record`` to the server (and its workers) during the bet phase
 and writes collapsed stacks to FILE, then prints where the server's samples fall.
@@ -215,31 +222,55 @@ def process_tree(root: int) -> list[int]:
     return tree
 
 
-def postgres_pids() -> list[int]:
-    pids = []
+BACKGROUND = ("checkpointer", "background writer", "walwriter", "autovacuum", "logical replication", "archiver")
+
+
+def postgres_processes() -> tuple[int | None, list[int], list[int]]:
+    """PostgreSQL's postmaster, client backends (of every user: the machine is shared) and background processes."""
+    postmaster, backends, background = None, [], []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and (entry / "comm").read_text().strip() == "postgres":
-                pids.append(int(entry.name))
+            if not entry.name.isdigit() or (entry / "comm").read_text().strip() != "postgres":
+                continue
+            title = (entry / "cmdline").read_text()
         except OSError:
             continue
-    return pids
+        if not title.startswith("postgres:"):
+            postmaster = int(entry.name)
+        elif any(word in title for word in BACKGROUND):
+            background.append(int(entry.name))
+        else:
+            backends.append(int(entry.name))
+    return postmaster, backends, background
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """utime + stime of the processes (and their reaped children: none here)."""
+def cpu_seconds(pids: list[int], reaped: bool = False) -> float:
+    """utime + stime of the processes, and with ``reaped`` the time of their exited children too."""
     total = 0
     for pid in pids:
         fields = _stat(pid)
         if fields is not None:
-            total += int(fields[11]) + int(fields[12])
+            total += int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if reaped else 0)
     return total / TICK
+
+
+def postgres_cpu() -> tuple[float, float]:
+    """CPU seconds so far of (client backends, background processes).
+
+    Backends that exited are counted through the postmaster's children time, so connections
+    opened and closed during a run (pool overflow) are not lost.
+    """
+    postmaster, backends, background = postgres_processes()
+    everything = cpu_seconds([postmaster], reaped=True) if postmaster else 0.0
+    everything += cpu_seconds(backends) + cpu_seconds(background)
+    return everything - cpu_seconds(background), cpu_seconds(background)
 
 
 @dataclass
 class CpuUse:
     server: float = 0.0
-    postgres: float = 0.0
+    postgres: float = 0.0  # client backends
+    background: float = 0.0  # checkpointer, WAL writer, autovacuum…
     client: float = 0.0
     machine: float = 0.0  # busy share of all cores, 0–1
 
@@ -247,17 +278,17 @@ class CpuUse:
 @contextmanager
 def cpu_use(server_pid: int) -> Iterator[CpuUse]:
     use = CpuUse()
-    server, postgres = process_tree(server_pid), postgres_pids()
+    server = process_tree(server_pid)
 
     def machine() -> tuple[int, int]:
         values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
         return sum(values) - values[3] - values[4], sum(values)  # busy, all (idle and iowait aside)
 
-    before = (cpu_seconds(server), cpu_seconds(postgres), sum(os.times()[:2]), machine())
+    before = (cpu_seconds(server), postgres_cpu(), sum(os.times()[:2]), machine())
     yield use
-    postgres = sorted(set(postgres) | set(postgres_pids()))  # backends opened during the run
     use.server = cpu_seconds(server) - before[0]
-    use.postgres = cpu_seconds(postgres) - before[1]
+    backends, background = postgres_cpu()
+    use.postgres, use.background = backends - before[1][0], background - before[1][1]
     use.client = sum(os.times()[:2]) - before[2]
     busy, everything = machine()
     use.machine = (busy - before[3][0]) / max(1, everything - before[3][1])
@@ -385,20 +416,28 @@ def check(engine: Engine, round_id: str, accepted: int, players: int) -> str:
     return f"check: {accepted} slips stored, {wagers} wagers, wallets + holds = funding"
 
 
+def opened_sessions(admin: Engine) -> int:
+    """Sessions ever opened on this database (PostgreSQL ≥ 14)."""
+    with admin.connect() as connection:
+        query = "SELECT sessions FROM pg_stat_database WHERE datname = current_database()"
+        return int(connection.scalar(text(query)) or 0)
+
+
 # ---- main -------------------------------------------------------------------------------
 
 
 def table(rows: list[tuple[str, Load, int]]) -> None:
     print(
         f"{'what':<27}{'requests':>9}{'ok':>7}{'ok req/s':>9}{'p50 ms':>8}{'p99 ms':>8}{'max ms':>8}"
-        f"  CPU ms/request: {'server':>6}{'pg':>6}{'client':>7}  busy"
+        f"  CPU ms/request: {'server':>6}{'pg':>6}{'pg bg':>6}{'client':>7}  busy"
     )
     for label, load, ok_status in rows:
         ok, n, cpu = load.accepted(ok_status), len(load.latencies), load.cpu
         print(
             f"{label:<27}{n:>9}{ok:>7}{ok / load.seconds:>9,.0f}{1000 * load.percentile(0.50):>8.1f}"
             f"{1000 * load.percentile(0.99):>8.1f}{1000 * max(load.latencies):>8.1f}                  "
-            f"{1000 * cpu.server / n:>6.2f}{1000 * cpu.postgres / n:>6.2f}{1000 * cpu.client / n:>7.2f}"
+            f"{1000 * cpu.server / n:>6.2f}{1000 * cpu.postgres / n:>6.2f}{1000 * cpu.background / n:>6.2f}"
+            f"{1000 * cpu.client / n:>7.2f}"
             f"  {100 * cpu.machine:3.0f}%"
         )
 
@@ -432,8 +471,10 @@ def main() -> None:
             requests = bet_requests(random.Random(args.seed), round_id, tokens, args.slips)
             floor = [Request("GET", "/healthz")] * len(requests)
             floor_load = asyncio.run(drive(base, floor, args.concurrency, process.pid))
+            sessions_before = opened_sessions(admin)
             with py_spy(process.pid, args.profile, subprocesses=args.workers > 1):
                 bets_load = asyncio.run(drive(base, requests, args.concurrency, process.pid))
+            opened = opened_sessions(admin) - sessions_before
         print(check(engine, round_id, bets_load.accepted(201), args.players))
     finally:
         engine.dispose()
@@ -446,6 +487,7 @@ def main() -> None:
         f"load: {args.concurrency} httpx.AsyncClient in flight; {args.players} players, {len(requests)} bet slips"
     )
     table([("bets: POST .../bets (201)", bets_load, 201), ("floor: GET /healthz (200)", floor_load, 200)])
+    print(f"PostgreSQL connections opened during the bet phase: {opened:,} (every user's)")
     refused = {status: n for status, n in bets_load.statuses.items() if status != 201}
     if refused:
         print(f"bet requests not accepted, by status: {refused}")
@@ -456,7 +498,10 @@ def main() -> None:
         f"p50 {bets_load.percentile(0.5) / floor_load.percentile(0.5):.1f}×, "
         f"p99 {bets_load.percentile(0.99) / floor_load.percentile(0.99):.1f}×"
     )
-    print("CPU: of the uvicorn process(es), of all postgres processes, of this load generator; busy: all cores")
+    print(
+        "CPU: of the uvicorn process(es), of PostgreSQL's client backends (pg) and background processes (pg bg),"
+        " of this load generator; busy: all cores"
+    )
     if args.profile:
         summarize_profile(args.profile)
 
