@@ -15,9 +15,9 @@ thread pool and the client, with no authentication, database or rules.
 Beside latency and throughput, each phase reports CPU milliseconds per request (Linux /proc) of
 the uvicorn process(es), of PostgreSQL's client backends and background processes, and of the
 load generator itself, and how busy the whole machine was: on two cores, it says who the
-bottleneck is. ``--threads N`` caps the thread pool the sync endpoints run in (anyio's default:
-40); ``--workers N`` runs N uvicorn processes (the app comes from the import-string factory
-``bench.bets:server_app``).
+bottleneck is. ``--threads N`` sets how many sync endpoints run at once (the app's default:
+the connection pool size, 16); ``--workers N`` runs N uvicorn processes (the app comes from the
+import-string factory ``bench.bets:server_app``).
 
 ``--profile FILE`` attaches ``py-spy record`` to the server (and its workers) during the bet phase
 and writes collapsed stacks to FILE, then prints where the server's samples fall.
@@ -52,6 +52,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from services.db import make_engine, migrate, session_factory  # noqa: E402
+from services.db.engine import POOL_SIZE  # noqa: E402
 from services.ledger.models import Account, AccountKind, IdempotencyKey  # noqa: E402
 from services.ledger.wallets import WalletService  # noqa: E402
 from services.rounds.models import Wager  # noqa: E402
@@ -70,24 +71,9 @@ def server_app() -> Any:
     """The uvicorn app factory (``bench.bets:server_app --factory``): the API on the benchmark's schema."""
     from services.api.app import create_app
 
-    app = create_app(schema_engine(os.environ["BENCH_DATABASE_URL"], os.environ["BENCH_SCHEMA"]))
+    engine = schema_engine(os.environ["BENCH_DATABASE_URL"], os.environ["BENCH_SCHEMA"])
     threads = int(os.environ.get("BENCH_THREADS") or 0)
-    return ThreadLimit(app, threads) if threads else app
-
-
-class ThreadLimit:
-    """ASGI wrapper: at most ``tokens`` sync endpoints run at once (anyio's default thread limiter; default 40)."""
-
-    def __init__(self, app: Any, tokens: int) -> None:
-        self.app, self.tokens, self.applied = app, tokens, False
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if not self.applied:
-            import anyio.to_thread
-
-            anyio.to_thread.current_default_thread_limiter().total_tokens = self.tokens
-            self.applied = True
-        await self.app(scope, receive, send)
+    return create_app(engine, threads=threads) if threads else create_app(engine)
 
 
 # ---- the server -------------------------------------------------------------------------
@@ -449,7 +435,7 @@ def main() -> None:
     parser.add_argument("--slips", type=int, default=4, help="most bet requests per player (1–N each)")
     parser.add_argument("--concurrency", type=int, default=64, help="requests in flight")
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
-    parser.add_argument("--threads", type=int, default=0, help="limit the sync endpoint thread pool (0: anyio's 40)")
+    parser.add_argument("--threads", type=int, default=0, help="request threads per worker (0: the app default, 16)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--profile", metavar="FILE", help="py-spy the server during the bet phase (collapsed stacks)")
     args = parser.parse_args()
@@ -483,7 +469,7 @@ def main() -> None:
         admin.dispose()
 
     print(
-        f"server: uvicorn, {args.workers} worker(s), {args.threads or 40} threads each; "
+        f"server: uvicorn, {args.workers} worker(s), {args.threads or POOL_SIZE} threads each; "
         f"load: {args.concurrency} httpx.AsyncClient in flight; {args.players} players, {len(requests)} bet slips"
     )
     table([("bets: POST .../bets (201)", bets_load, 201), ("floor: GET /healthz (200)", floor_load, 200)])

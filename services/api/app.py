@@ -6,8 +6,10 @@ may produce a 5xx (the tests fuzz the API from its own OpenAPI document to hold 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -18,6 +20,7 @@ from services.api import operator_routes, player_routes
 from services.api.deps import Services
 from services.cards import CardError
 from services.db import session_factory
+from services.db.engine import POOL_SIZE
 from services.games.pokdeng import (
     DecisionError,
     IllegalActionError,
@@ -63,12 +66,24 @@ ERRORS: list[tuple[type[Exception], int, str]] = [
 ]
 
 
-def create_app(database: Engine, clock: Clock | None = None, currency: str = "THB") -> FastAPI:
+def create_app(
+    database: Engine, clock: Clock | None = None, currency: str = "THB", threads: int = POOL_SIZE
+) -> FastAPI:
+    """The API on ``database``; ``threads`` endpoints run at once (match it to the connection pool)."""
     sessions = session_factory(database)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        # Endpoints are sync and run in anyio's thread pool (40 by default). More threads than
+        # pooled connections only queue on the pool and contend for the GIL.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+        yield
+
     app = FastAPI(
         title="studio",
         version="1",
         summary="Live-dealer card studio: player betting API, operator tools.",
+        lifespan=lifespan,
     )
     app.state.services = Services(
         rounds=RoundService(sessions, clock), wallets=WalletService(sessions, currency), players=PlayerService(sessions)

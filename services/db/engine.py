@@ -10,6 +10,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 DEFAULT_URL = "sqlite:///studio.db"
+POOL_SIZE = 16  # PostgreSQL connections kept per process: as many as the API runs request threads
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
@@ -28,9 +29,12 @@ def make_engine(url: str | None = None, **options: Any) -> Engine:
         engine = create_engine(resolved, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **options)
         _serialize_sqlite_writers(engine)
         return engine
-    options.setdefault("pool_size", 10)
-    options.setdefault("max_overflow", 20)
-    return create_engine(resolved, pool_pre_ping=True, **options)
+    # No pre-ping (a round trip per checkout): connections are recycled, and a transaction whose
+    # connection turns out dead is run again by ``run_transaction``.
+    options.setdefault("pool_size", POOL_SIZE)
+    options.setdefault("max_overflow", 4)
+    options.setdefault("pool_recycle", 1800)
+    return create_engine(resolved, **options)
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:

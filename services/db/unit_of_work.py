@@ -1,8 +1,8 @@
 """One business transaction, retried when the database asks for it.
 
-PostgreSQL may abort a transaction on a deadlock or a serialization failure, and a concurrent
-insert of the same idempotency key fails only at commit time; in each case the whole unit of
-work runs again on a fresh session, where it sees what the winner committed.
+PostgreSQL may abort a transaction on a deadlock or a serialization failure, and a pooled
+connection may have died since its last use (the database restarted); in each case the whole
+unit of work runs again on a fresh session, where it sees what the winner committed.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def run_transaction(sessions: sessionmaker[Session], work: Callable[[Session], T
             if attempt == attempts:
                 raise
         except DBAPIError as error:
-            if attempt == attempts or _sqlstate(error) not in RETRYABLE_SQLSTATES:
+            retryable = error.connection_invalidated or _sqlstate(error) in RETRYABLE_SQLSTATES
+            if attempt == attempts or not retryable:
                 raise
     raise AssertionError("unreachable")
 

@@ -1,28 +1,32 @@
 """The ledger: double-entry transfers between accounts, two-phase holds, debts.
 
 A ``Ledger`` works inside its caller's transaction (one ``Session``) and never commits: the
-service that owns the business transaction does. Every balance change goes through a
-conditional ``UPDATE`` that refuses to take a never-negative account below zero, so the check
-and the change are one atomic statement on SQLite and PostgreSQL alike.
+service that owns the business transaction does. A batch of transfers locks its accounts in id
+order, refuses to take a never-negative account below zero (the database's CHECK constraint
+stands behind that), then changes every balance in one statement and writes the transfers in
+one more: ``COPY`` on PostgreSQL, a batched ``INSERT`` on SQLite.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
-from sqlalchemy import insert, or_, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import Table, bindparam, insert, select, text, update
 from sqlalchemy.orm import Session
 
+from services.db.sql import CHUNK, chunks, insert_ignoring_conflicts, is_postgres
 from services.ledger.errors import InsufficientFundsError, InvalidAmountError
 from services.ledger.models import MAY_GO_NEGATIVE, Account, AccountKind, Hold, HoldStatus, Transfer, utcnow
 
 SYSTEM = ""  # the owner of system accounts (house, cash, commission)
 PLAYER_KINDS = (AccountKind.WALLET, AccountKind.HOLD, AccountKind.RECEIVABLE)
+TRANSFER_COLUMNS = (
+    "debit_account_id", "credit_account_id", "amount", "currency", "kind", "round_id", "wager_id", "hold_id",
+    "request_key", "memo", "created_at",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,19 +60,38 @@ class Ledger:
 
     def account(self, kind: AccountKind, owner: str = SYSTEM) -> int:
         """The id of the account, created on first use (safely under concurrent first uses)."""
-        cached = self._ids.get((kind, owner))
-        if cached is not None:
-            return cached
+        return self.accounts(kind, [owner])[owner]
+
+    def accounts(self, kind: AccountKind, owners: Iterable[str]) -> dict[str, int]:
+        """The ids of many owners' accounts of one kind: one query when they exist, two more for any missing.
+
+        A player's wallet, escrow and receivable are created together, so later look-ups find all three.
+        """
+        wanted = sorted({owner for owner in owners if (kind, owner) not in self._ids})
         kinds = PLAYER_KINDS if kind in PLAYER_KINDS else (kind,)
-        self._create_missing(owner, kinds)
-        rows = self.session.execute(
-            select(Account.kind, Account.id).where(
-                Account.owner == owner, Account.currency == self.currency, Account.kind.in_(list(kinds))
+        self._load(wanted, kinds)
+        missing = [owner for owner in wanted if (kind, owner) not in self._ids]
+        if missing:
+            now = utcnow()
+            for chunk in chunks(missing, CHUNK // len(kinds)):
+                rows = [
+                    {"kind": str(k), "owner": owner, "currency": self.currency, "balance": 0, "created_at": now}
+                    for owner in chunk
+                    for k in kinds
+                ]
+                self.session.execute(insert_ignoring_conflicts(self.session, Account).values(rows))
+            self._load(missing, kinds)
+        return {owner: self._ids[(kind, owner)] for owner in owners}
+
+    def _load(self, owners: Sequence[str], kinds: Sequence[AccountKind]) -> None:
+        for chunk in chunks(owners):
+            rows = self.session.execute(
+                select(Account.kind, Account.owner, Account.id).where(
+                    Account.owner.in_(chunk), Account.currency == self.currency, Account.kind.in_(list(kinds))
+                )
             )
-        )
-        for row_kind, row_id in rows:
-            self._ids[(row_kind, owner)] = row_id
-        return self._ids[(kind, owner)]
+            for row_kind, owner, row_id in rows:
+                self._ids[(row_kind, owner)] = row_id
 
     def balance(self, kind: AccountKind, owner: str = SYSTEM) -> int:
         value = self.session.scalar(select(Account.balance).where(Account.id == self.account(kind, owner)))
@@ -80,68 +103,102 @@ class Ledger:
     def debt(self, player: str) -> int:
         return -self.balance(AccountKind.RECEIVABLE, player)
 
-    def _create_missing(self, owner: str, kinds: Iterable[AccountKind]) -> None:
-        now = utcnow()
-        rows = [
-            {"kind": str(kind), "owner": owner, "currency": self.currency, "balance": 0, "created_at": now}
-            for kind in kinds
-        ]
-        dialect = self.session.get_bind().dialect.name
-        statement: Any = (pg_insert if dialect == "postgresql" else sqlite_insert)(Account).values(rows)
-        self.session.execute(statement.on_conflict_do_nothing())
+    def debtors(self, players: Iterable[str]) -> list[str]:
+        """Those of the players who owe money (one query; normally none)."""
+        owners = sorted(set(players))
+        found: list[str] = []
+        for chunk in chunks(owners):
+            found += self.session.scalars(
+                select(Account.owner).where(
+                    Account.kind == AccountKind.RECEIVABLE,
+                    Account.currency == self.currency,
+                    Account.owner.in_(chunk),
+                    Account.balance < 0,
+                )
+            ).all()
+        return sorted(found)
 
     # ---- posting ---------------------------------------------------------------------
 
-    def post(self, movement: Movement) -> None:
-        self.post_many([movement])
+    def post(self, movement: Movement) -> dict[int, int]:
+        return self.post_many([movement])
 
-    def post_many(self, movements: list[Movement]) -> None:
-        """Apply balance changes (accounts in id order, so concurrent batches cannot deadlock), then record."""
+    def post_many(self, movements: Sequence[Movement]) -> dict[int, int]:
+        """Lock the accounts (in id order, so concurrent batches cannot deadlock), check, apply, record.
+
+        Set-based whatever the batch size: one locking read, one balance update, one transfer write.
+        Returns the new balance of every account the batch touched.
+        """
         deltas: dict[int, int] = defaultdict(int)
         for movement in movements:
             if type(movement.amount) is not int or movement.amount <= 0:
                 raise InvalidAmountError(f"transfer amount must be a positive whole number, got {movement.amount!r}")
             deltas[movement.debit] -= movement.amount
             deltas[movement.credit] += movement.amount
-        for account_id in sorted(deltas):
-            self._change_balance(account_id, deltas[account_id])
+        balances = self._lock_and_check(deltas)
+        changed = {account_id: delta for account_id, delta in deltas.items() if delta}
+        if changed:
+            self._apply(changed)
         if movements:
-            now = utcnow()
-            self.session.execute(
-                insert(Transfer),
-                [
-                    {
-                        "debit_account_id": m.debit,
-                        "credit_account_id": m.credit,
-                        "amount": m.amount,
-                        "currency": self.currency,
-                        "kind": m.kind,
-                        "round_id": m.round_id,
-                        "wager_id": m.wager_id,
-                        "hold_id": m.hold_id,
-                        "request_key": self.request_key,
-                        "memo": m.memo,
-                        "created_at": now,
-                    }
-                    for m in movements
-                ],
-            )
+            self._record(movements)
+        return {account_id: balances[account_id] + deltas[account_id] for account_id in deltas}
 
-    def _change_balance(self, account_id: int, delta: int) -> None:
-        if delta == 0:
-            return
-        statement = update(Account).where(Account.id == account_id)
-        if delta < 0:
-            may_go_negative = Account.kind.in_([str(kind) for kind in MAY_GO_NEGATIVE])
-            statement = statement.where(or_(may_go_negative, Account.balance + delta >= 0))
-        result = self.session.execute(statement.values(balance=Account.balance + delta).returning(Account.id))
-        if result.first() is None:
-            kind, owner, balance = self.session.execute(
-                select(Account.kind, Account.owner, Account.balance).where(Account.id == account_id)
-            ).one()
-            raise InsufficientFundsError(
-                f"insufficient funds: {owner or 'system'} {kind} holds {balance} {self.currency}, {-delta} needed"
+    def _lock_and_check(self, deltas: dict[int, int]) -> dict[int, int]:
+        balances: dict[int, int] = {}
+        for chunk in chunks(sorted(deltas)):
+            rows = self.session.execute(
+                select(Account.id, Account.kind, Account.owner, Account.balance)
+                .where(Account.id.in_(chunk))
+                .order_by(Account.id)
+                .with_for_update()
             )
+            for account_id, kind, owner, balance in rows:
+                balances[account_id] = balance
+                if balance + deltas[account_id] < 0 and kind not in MAY_GO_NEGATIVE:
+                    raise InsufficientFundsError(
+                        f"insufficient funds: {owner or 'system'} {kind} holds {balance} {self.currency}, "
+                        f"{-deltas[account_id]} needed"
+                    )
+        unknown = sorted(set(deltas) - set(balances))
+        if unknown:
+            raise InvalidAmountError(f"no account with id {unknown[0]}")
+        return balances
+
+    def _apply(self, changed: dict[int, int]) -> None:
+        if is_postgres(self.session):
+            self.session.execute(
+                text(
+                    "UPDATE accounts SET balance = accounts.balance + d.delta "
+                    "FROM unnest(CAST(:ids AS bigint[]), CAST(:deltas AS bigint[])) AS d(id, delta) "
+                    "WHERE accounts.id = d.id"
+                ),
+                {"ids": list(changed), "deltas": list(changed.values())},
+            )
+            return
+        table = cast(Table, Account.__table__)
+        self.session.connection().execute(
+            update(table)
+            .where(table.c.id == bindparam("account"))
+            .values(balance=table.c.balance + bindparam("delta")),
+            [{"account": account_id, "delta": delta} for account_id, delta in changed.items()],
+        )
+
+    def _record(self, movements: Sequence[Movement]) -> None:
+        now = utcnow()
+        rows = [
+            (m.debit, m.credit, m.amount, self.currency, m.kind, m.round_id, m.wager_id, m.hold_id,
+             self.request_key, m.memo, now)
+            for m in movements
+        ]  # fmt: skip
+        if is_postgres(self.session):
+            driver = self.session.connection().connection.driver_connection
+            assert driver is not None
+            cursor = driver.cursor()
+            with cursor, cursor.copy(f"COPY transfers ({', '.join(TRANSFER_COLUMNS)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        self.session.execute(insert(Transfer), [dict(zip(TRANSFER_COLUMNS, row, strict=True)) for row in rows])
 
     # ---- player money ----------------------------------------------------------------
 
@@ -205,26 +262,35 @@ class Ledger:
 
     def hold(self, player: str, amount: int, round_id: str, wager_id: str) -> int:
         """Move ``amount`` from the wallet into escrow as a pending hold; returns the hold id."""
-        if type(amount) is not int or amount <= 0:
-            raise InvalidAmountError(f"hold amount must be a positive whole number, got {amount!r}")
-        hold_id = self.session.scalar(
-            insert(Hold)
-            .values(
-                player=player,
-                currency=self.currency,
-                amount=amount,
-                round_id=round_id,
-                wager_id=wager_id,
-                status=HoldStatus.PENDING,
-                created_at=utcnow(),
-            )
-            .returning(Hold.id)
-        )
-        assert hold_id is not None
-        hold_id = int(hold_id)
+        return self.hold_many(player, round_id, [(wager_id, amount)])[wager_id]
+
+    def hold_many(self, player: str, round_id: str, stakes: Sequence[tuple[str, int]]) -> dict[str, int]:
+        """Hold each ``(wager_id, amount)`` from the player's wallet, all or none; returns each wager's hold id.
+
+        A wager named twice gets one hold of the sum.
+        """
+        amounts: dict[str, int] = {}
+        for wager_id, amount in stakes:
+            if type(amount) is not int or amount <= 0:
+                raise InvalidAmountError(f"hold amount must be a positive whole number, got {amount!r}")
+            amounts[wager_id] = amounts.get(wager_id, 0) + amount
+        now = utcnow()
+        table = cast(Table, Hold.__table__)
+        rows = [
+            {"player": player, "currency": self.currency, "amount": amount, "round_id": round_id,
+             "wager_id": wager_id, "status": str(HoldStatus.PENDING), "created_at": now}
+            for wager_id, amount in amounts.items()
+        ]  # fmt: skip
+        returned = self.session.connection().execute(insert(table).values(rows).returning(table.c.wager_id, table.c.id))
+        hold_ids = {str(wager_id): int(hold_id) for wager_id, hold_id in returned}
         wallet, escrow = self.account(AccountKind.WALLET, player), self.account(AccountKind.HOLD, player)
-        self.post(Movement(wallet, escrow, amount, "hold", round_id=round_id, wager_id=wager_id, hold_id=hold_id))
-        return hold_id
+        self.post_many(
+            [
+                Movement(wallet, escrow, amount, "hold", round_id, wager_id, hold_ids[wager_id])
+                for wager_id, amount in amounts.items()
+            ]
+        )
+        return hold_ids
 
     def claim_holds(self, round_id: str, status: HoldStatus) -> list[tuple[int, str, str, int]]:
         """Resolve every pending hold of the round at once: (id, player, wager_id, amount) of each.
@@ -243,17 +309,11 @@ class Ledger:
     def void_holds(self, round_id: str) -> int:
         """Return every pending hold of the round to its wallet; returns how many were voided."""
         claimed = self.claim_holds(round_id, HoldStatus.VOIDED)
+        players = [player for _hold_id, player, _wager_id, _amount in claimed]
+        wallets, escrows = self.accounts(AccountKind.WALLET, players), self.accounts(AccountKind.HOLD, players)
         self.post_many(
             [
-                Movement(
-                    self.account(AccountKind.HOLD, player),
-                    self.account(AccountKind.WALLET, player),
-                    amount,
-                    "release",
-                    round_id=round_id,
-                    wager_id=wager_id,
-                    hold_id=hold_id,
-                )
+                Movement(escrows[player], wallets[player], amount, "release", round_id, wager_id, hold_id)
                 for hold_id, player, wager_id, amount in claimed
             ]
         )

@@ -34,26 +34,41 @@ def settle_round(ledger: Ledger, round_id: str, results: Iterable[StakeResult]) 
     for hold_id, _player, wager_id, amount in claimed:
         held[wager_id] += amount
         first_hold.setdefault(wager_id, hold_id)
+    results = list(results)
+    players = [result.player for result in results]
+    accounts = _Accounts(
+        ledger.accounts(AccountKind.WALLET, players),
+        ledger.accounts(AccountKind.HOLD, players),
+        ledger.account(AccountKind.HOUSE),
+        ledger.account(AccountKind.COMMISSION),
+    )
     movements: list[Movement] = []
-    winners: set[str] = set()
     for result in results:
         if result.wager_id not in held:
             raise HoldStateError(f"round {round_id}: stake {result.wager_id} has no pending hold to settle")
-        movements += _stake_movements(ledger, round_id, result, held.pop(result.wager_id), first_hold[result.wager_id])
-        if result.net > 0:
-            winners.add(result.player)
+        movements += _stake_movements(
+            accounts, round_id, result, held.pop(result.wager_id), first_hold[result.wager_id]
+        )
     if held:
         raise HoldStateError(f"round {round_id}: no result for held stake(s) {', '.join(sorted(held))}")
     ledger.post_many(movements)
-    for player in sorted(winners):
+    for player in ledger.debtors(result.player for result in results if result.net > 0):
         ledger.recover_debt(player)
     return len(claimed)
 
 
-def _stake_movements(ledger: Ledger, round_id: str, result: StakeResult, held: int, hold_id: int) -> list[Movement]:
-    wallet = ledger.account(AccountKind.WALLET, result.player)
-    escrow = ledger.account(AccountKind.HOLD, result.player)
-    house = ledger.account(AccountKind.HOUSE)
+@dataclass(frozen=True, slots=True)
+class _Accounts:
+    wallets: dict[str, int]
+    escrows: dict[str, int]
+    house: int
+    commission: int
+
+
+def _stake_movements(
+    accounts: _Accounts, round_id: str, result: StakeResult, held: int, hold_id: int
+) -> list[Movement]:
+    wallet, escrow, house = accounts.wallets[result.player], accounts.escrows[result.player], accounts.house
 
     def move(debit: int, credit: int, amount: int, kind: str) -> list[Movement]:
         return [Movement(debit, credit, amount, kind, round_id, result.wager_id, hold_id)] if amount else []
@@ -67,5 +82,5 @@ def _stake_movements(ledger: Ledger, round_id: str, result: StakeResult, held: i
     return (
         move(escrow, wallet, held, "release")
         + move(house, wallet, result.net + result.commission, "win")
-        + move(wallet, ledger.account(AccountKind.COMMISSION), result.commission, "commission")
+        + move(wallet, accounts.commission, result.commission, "commission")
     )

@@ -39,7 +39,10 @@ from services.rounds.errors import (
 from services.rounds.models import GameTable, Round, RoundLogEntry, ThresholdChange, Wager
 
 T = TypeVar("T")
-INSURANCE = "insurance:"  # hold/stake id prefix of a player's insurance in a round
+INSURANCE = "insurance:"
+SETTINGS_CACHE = (
+    1024  # rounds whose parsed settings are kept  # hold/stake id prefix of a player's insurance in a round
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,8 @@ class RoundService:
         self.sessions = sessions
         self.clock = clock or SystemClock()
         self.engines = EngineCache()
+        self._currencies: dict[str, str] = {}
+        self._round_settings: dict[str, TableSettings] = {}
 
     # ---- tables and rounds -----------------------------------------------------------
 
@@ -137,7 +142,7 @@ class RoundService:
                 raise BettingClosedError(f"round {round_id}: betting is closed (phase {round_.phase})")
             if not bets:
                 raise BettingClosedError("a bet slip needs at least one bet")
-            settings = TableSettings.from_mapping(json.loads(round_.settings))
+            settings = self._settings(round_)
             ledger = self._ledger(session, round_)
             self._lock_wallet(session, ledger, player)
             own = session.scalars(
@@ -147,27 +152,30 @@ class RoundService:
             for wager in own:
                 check.place_wager(wager.id, player, Side(wager.side), Position(wager.seat), wager.stake)
             by_key = {(w.side, w.seat): w for w in own}
-            placed = []
+            holds: list[tuple[str, int]] = []
             for bet in bets:
                 existing = by_key.get((str(bet.side), str(bet.seat)))
                 wager_id = existing.id if existing else uuid.uuid4().hex
                 check.place_wager(wager_id, player, bet.side, bet.seat, bet.stake)
-                ledger.hold(player, settings.hold_multiple * bet.stake, round_id, wager_id)
+                holds.append((wager_id, settings.hold_multiple * bet.stake))
                 if existing is None:
                     existing = Wager(
                         id=wager_id, round_id=round_id, player=player, side=str(bet.side), seat=str(bet.seat),
-                        stake=bet.stake, created_at=now, updated_at=now,
+                        stake=0, created_at=now, updated_at=now,
                     )  # fmt: skip
                     session.add(existing)
                     by_key[(str(bet.side), str(bet.seat))] = existing
-                else:
-                    existing.stake += bet.stake
-                    existing.updated_at = now
-                placed.append(
-                    {"wager_id": wager_id, "side": str(bet.side), "seat": str(bet.seat), "stake": existing.stake}
-                )
+                existing.stake += bet.stake
+                existing.updated_at = now
+            ledger.hold_many(player, round_id, holds)
             session.flush()
-            response = {"round_id": round_id, "wagers": placed, "balance": ledger.wallet(player)}
+            by_id = {wager.id: wager for wager in by_key.values()}
+            wagers = [by_id[wager_id] for wager_id in dict.fromkeys(wager_id for wager_id, _ in holds)]
+            response = {
+                "round_id": round_id,
+                "wagers": [{"wager_id": w.id, "side": w.side, "seat": w.seat, "stake": w.stake} for w in wagers],
+                "balance": ledger.wallet(player),
+            }
             return idempotency.finish(session, key, response)
 
         return self._run(work)
@@ -390,8 +398,22 @@ class RoundService:
         return round_
 
     def _ledger(self, session: Session, round_: Round) -> Ledger:
-        currency = session.scalar(select(GameTable.currency).where(GameTable.id == round_.table_id))
-        return Ledger(session, str(currency))
+        """A ledger in the table's currency (a table's currency never changes, so it is looked up once)."""
+        currency = self._currencies.get(round_.table_id)
+        if currency is None:
+            currency = str(session.scalar(select(GameTable.currency).where(GameTable.id == round_.table_id)))
+            self._currencies[round_.table_id] = currency
+        return Ledger(session, currency)
+
+    def _settings(self, round_: Round) -> TableSettings:
+        """The settings the round opened with (fixed for its life, so parsed once per round)."""
+        settings = self._round_settings.get(round_.id)
+        if settings is None:
+            settings = TableSettings.from_mapping(json.loads(round_.settings))
+            if len(self._round_settings) >= SETTINGS_CACHE:
+                self._round_settings.clear()
+            self._round_settings[round_.id] = settings
+        return settings
 
     def _lock_wallet(self, session: Session, ledger: Ledger, player: str) -> None:
         """Serialize one player's own requests: the both-sides rule needs to see every earlier bet."""

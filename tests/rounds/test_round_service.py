@@ -97,7 +97,7 @@ def test_a_slip_is_all_or_nothing(
 ) -> None:
     fund(wallets, "p1", amount=500)
     round_id = service.open_round("t1")
-    with pytest.raises(InsufficientFundsError, match="p1 wallet holds 200 THB, 300 needed"):
+    with pytest.raises(InsufficientFundsError, match="p1 wallet holds 500 THB, 600 needed"):
         service.place_bets("p1", round_id, [Bet(PLAYER, A, 100), Bet(PLAYER, B, 100)], "k1")
     with pytest.raises(WagerError, match="already bets on the player side"):
         service.place_bets("p1", round_id, [Bet(PLAYER, A, 10), Bet(BANKER, B, 10)], "k2")
