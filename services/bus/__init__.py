@@ -1,0 +1,1 @@
+"""The message bus: MQTT topic names, versioned payloads, the embedded broker, a client wrapper."""

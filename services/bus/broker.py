@@ -1,0 +1,136 @@
+"""The embedded broker (amqtt) for the default setup, and how other processes find a broker.
+
+Port 1883 may already belong to a Mosquitto on the machine, so the embedded broker takes the
+port it is given, or a free one (port 0), and writes its URL to a file that the other studio
+processes read. ``STUDIO_MQTT_URL`` overrides all of this (production: Mosquitto or EMQX).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from amqtt.broker import Broker
+
+RUN_DIR = Path(os.environ.get("STUDIO_RUN_DIR", ".studio"))
+URL_FILE = "broker.url"
+
+
+class BrokerNotFoundError(RuntimeError):
+    pass
+
+
+def broker_url(explicit: str | None = None) -> str:
+    """``explicit``, else ``STUDIO_MQTT_URL``, else the URL the embedded broker wrote when it started."""
+    if explicit:
+        return explicit
+    if os.environ.get("STUDIO_MQTT_URL"):
+        return os.environ["STUDIO_MQTT_URL"]
+    path = RUN_DIR / URL_FILE
+    if path.exists():
+        return path.read_text().strip()
+    raise BrokerNotFoundError(
+        f"no MQTT broker: set STUDIO_MQTT_URL or start one with `studio broker` (it writes {path})"
+    )
+
+
+def host_port(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    if parts.scheme not in ("mqtt", "tcp") or not parts.hostname:
+        raise ValueError(f"invalid MQTT URL {url!r}: expected mqtt://host:port")
+    return parts.hostname, parts.port or 1883
+
+
+def _config(host: str, port: int) -> dict[str, Any]:
+    return {
+        "listeners": {"default": {"type": "tcp", "bind": f"{host}:{port}"}},
+        "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
+    }
+
+
+async def start_broker(host: str = "127.0.0.1", port: int = 0) -> tuple[Broker, str]:
+    """Start amqtt on ``host:port`` (0: a free port); returns the broker and its URL."""
+    for name in ("amqtt", "transitions"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    broker = Broker(_config(host, port))
+    await broker.start()
+    bound = broker._servers["default"].instance.sockets[0].getsockname()[1]  # amqtt keeps its servers here
+    return broker, f"mqtt://{host}:{bound}"
+
+
+def write_url(url: str, run_dir: Path | None = None) -> Path:
+    directory = run_dir or RUN_DIR
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / URL_FILE
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(url + "\n")
+    temporary.replace(path)
+    return path
+
+
+async def serve(host: str, port: int, run_dir: Path | None = None, stop: asyncio.Event | None = None) -> None:
+    """Run the broker until ``stop`` (or forever), advertising its URL in the run directory."""
+    broker, url = await start_broker(host, port)
+    path = write_url(url, run_dir)
+    print(f"broker: {url} (written to {path})", flush=True)
+    try:
+        await (stop or asyncio.Event()).wait()
+    finally:
+        path.unlink(missing_ok=True)
+        await broker.shutdown()
+
+
+@contextmanager
+def embedded_broker(host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """An amqtt broker on its own thread and event loop for as long as the block runs; yields its URL."""
+    ready: dict[str, Any] = {}
+    started = threading.Event()
+    loop = asyncio.new_event_loop()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            ready["broker"], ready["url"] = loop.run_until_complete(start_broker(host, port))
+        except Exception as error:  # reported to the caller below
+            ready["error"] = error
+        started.set()
+        if "broker" in ready:
+            loop.run_forever()
+
+    thread = threading.Thread(target=run, name="embedded-broker", daemon=True)
+    thread.start()
+    started.wait(timeout=30)
+    if "url" not in ready:
+        raise RuntimeError(f"the embedded broker did not start: {ready.get('error', 'timeout')}")
+    try:
+        yield str(ready["url"])
+    finally:
+        asyncio.run_coroutine_threadsafe(ready["broker"].shutdown(), loop).result(timeout=30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=30)
+        loop.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m services.bus.broker [--host H] [--port P]``: a standalone broker process."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="studio broker", description="run the embedded MQTT broker (amqtt)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 (default): any free port")
+    parser.add_argument("--run-dir", type=Path, default=None, help=f"where to write {URL_FILE} (default {RUN_DIR})")
+    args = parser.parse_args(argv)
+    with suppress(KeyboardInterrupt):
+        asyncio.run(serve(args.host, args.port, args.run_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,107 @@
+"""Versioned JSON payloads of the MQTT topics, validated on both ends.
+
+Every payload has ``v`` (the schema version) and ``type``. ``decode`` refuses anything else with
+an error that says what was wrong; consumers log and count such messages and go on.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+VERSION: Literal[1] = 1
+
+
+class MessageError(ValueError):
+    """A payload that is not valid JSON or does not match its schema."""
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    v: Literal[1] = VERSION
+
+
+class Stamp(_Message):
+    """Who read it, in which run, in what order, and when (wall clock and studio video timecode)."""
+
+    shoe_id: str = Field(min_length=1, max_length=64)
+    boot_id: str = Field(min_length=1, max_length=64)
+    seq: int = Field(ge=1)
+    ts: str  # ISO 8601 UTC
+    video_tc: str  # HH:MM:SS:FF of the studio video clock
+    deck: int = Field(ge=0)  # how many new decks this shoe has announced before this message
+
+
+class ShoeCard(Stamp):
+    type: Literal["card"] = "card"
+    card: str = Field(pattern=r"^[A23456789TJQK][SHDC]$")
+    burn: bool = False
+    source: Literal["serial", "camera", "sim"]
+    confidence: float = Field(ge=0, le=1)
+    raw: str = Field(max_length=256)
+
+
+class ShoeNewDeck(Stamp):
+    type: Literal["new_deck"] = "new_deck"
+    raw: str = Field(max_length=256)
+
+
+ShoeEvent = Annotated[ShoeCard | ShoeNewDeck, Field(discriminator="type")]
+
+
+class ShoeStatus(_Message):
+    type: Literal["status"] = "status"
+    shoe_id: str
+    boot_id: str
+    state: Literal["online", "offline"]
+    device: Literal["connected", "disconnected", "unknown"] = "unknown"
+    last_seq: int = Field(default=0, ge=0)  # the latest seq stamped: a consumer behind it has a gap to refill
+    ts: str
+
+
+class ShoeAlarm(_Message):
+    type: Literal["alarm"] = "alarm"
+    shoe_id: str
+    boot_id: str
+    kind: Literal["misread", "device_alarm", "device_warning", "reader_fault", "invalid_card"]
+    code: str = ""
+    text: str = ""
+    ts: str
+    video_tc: str
+    raw: str = Field(default="", max_length=256)
+
+
+class ResendRequest(_Message):
+    type: Literal["resend"] = "resend"
+    shoe_id: str
+    from_seq: int = Field(ge=1)
+    to_seq: int = Field(ge=1)
+
+
+M = TypeVar("M", bound=_Message)
+_SHOE_EVENT: TypeAdapter[ShoeCard | ShoeNewDeck] = TypeAdapter(ShoeEvent)
+
+
+def encode(message: _Message) -> bytes:
+    return message.model_dump_json().encode()
+
+
+def decode_shoe_event(payload: bytes) -> ShoeCard | ShoeNewDeck:
+    try:
+        return _SHOE_EVENT.validate_json(payload)
+    except ValidationError as error:
+        raise MessageError(f"bad shoe event: {_describe(error)}") from None
+
+
+def decode(kind: type[M], payload: bytes) -> M:
+    try:
+        return kind.model_validate_json(payload)
+    except ValidationError as error:
+        raise MessageError(f"bad {kind.__name__}: {_describe(error)}") from None
+
+
+def _describe(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in item['loc']) or 'payload'}: {item['msg']}" for item in error.errors()[:5]
+    )

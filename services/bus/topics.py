@@ -1,0 +1,34 @@
+"""MQTT topic names: one place, so publishers and subscribers cannot drift apart."""
+
+from __future__ import annotations
+
+import re
+
+ROOT = "studio/v1"
+_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _table(table: str) -> str:
+    if not _ID.match(table):
+        raise ValueError(f"invalid table id {table!r}: use 1–64 letters, digits, '_', '.' or '-'")
+    return f"{ROOT}/tables/{table}"
+
+
+def shoe_cards(table: str) -> str:
+    """Card and new-deck events from the shoe daemon (QoS 1, never retained; the controller alone reads it)."""
+    return f"{_table(table)}/shoe/cards"
+
+
+def shoe_status(table: str) -> str:
+    """The daemon's retained online/offline status (the offline one is its last will)."""
+    return f"{_table(table)}/shoe/status"
+
+
+def shoe_alarms(table: str) -> str:
+    """Misreads, device alarms and warnings, reader faults."""
+    return f"{_table(table)}/shoe/alarms"
+
+
+def shoe_resend(table: str) -> str:
+    """A consumer that saw a gap in ``seq`` asks the daemon to publish those cards again."""
+    return f"{_table(table)}/shoe/resend"

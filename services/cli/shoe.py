@@ -1,0 +1,53 @@
+"""``studio shoe``: the shoe daemon; ``studio broker``: the embedded MQTT broker."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from services.bus import broker
+from services.shoe.daemon import ShoeConfig, ShoeDaemon
+from services.shoe.devices import DeviceURLError, open_device
+from services.shoe.timecode import VideoClock
+
+
+def register(commands: Any) -> None:
+    shoe = commands.add_parser("shoe", help="run a shoe daemon: device → MQTT")
+    shoe.add_argument("--table", required=True)
+    shoe.add_argument("--device", required=True, help="serial:///dev/ttyUSB0?dialect=monitor, socket://…, sim://serial")
+    shoe.add_argument("--shoe-id", default=None, help="default: TABLE-shoe")
+    shoe.add_argument("--outbox", type=Path, default=None, help="default: .studio/shoe-ID.outbox")
+    shoe.add_argument("--broker", default=None, help="mqtt://host:port (default: STUDIO_MQTT_URL or the embedded one)")
+    shoe.add_argument("--fps", type=int, default=25, help="studio video frame rate for timecodes")
+    shoe.add_argument("--tc-offset", type=float, default=0.0, help="seconds from UTC time of day to the video clock")
+    shoe.set_defaults(run=run_shoe)
+    mqtt = commands.add_parser("broker", help="run the embedded MQTT broker (amqtt) on a free or given port")
+    mqtt.add_argument("--host", default="127.0.0.1")
+    mqtt.add_argument("--port", type=int, default=0, help="0 (default): any free port; the URL goes to .studio/")
+    mqtt.set_defaults(run=lambda args: broker.main(["--host", args.host, "--port", str(args.port)]))
+
+
+def run_shoe(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        spec = open_device(args.device)
+        url = broker.broker_url(args.broker)
+        video = VideoClock(fps=args.fps, offset=args.tc_offset)
+    except (DeviceURLError, broker.BrokerNotFoundError, ValueError) as error:
+        print(f"studio shoe: {error}", file=sys.stderr)
+        return 2
+    shoe_id = args.shoe_id or f"{args.table}-shoe"
+    outbox = args.outbox or broker.RUN_DIR / f"shoe-{shoe_id}.outbox"
+    config = ShoeConfig(args.table, shoe_id, outbox, url, source=spec.source)
+    daemon = ShoeDaemon(config, spec.device, video)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    logging.getLogger("studio.shoe").info("shoe %s (boot %s) → %s, outbox %s", shoe_id, daemon.boot_id, url, outbox)
+    daemon.run(stop)
+    return 0

@@ -1,0 +1,1 @@
+"""The shoe daemon (device → MQTT) and the feed that reads it back exactly once, in order."""

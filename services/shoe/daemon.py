@@ -1,0 +1,269 @@
+"""The shoe daemon: device events → validated, stamped, durable card messages on MQTT.
+
+One daemon per shoe. Each card is stamped ``(shoe_id, boot_id, seq, ts, video_tc, source,
+confidence, raw)``, written to the outbox, then published with QoS 1 to the table's card topic;
+the broker's PUBACK marks it delivered. Unacknowledged messages are published again after a
+restart; a consumer that saw a gap asks on the resend topic and gets them again from the
+outbox. The status topic holds a retained ``online`` (with the latest ``seq``, refreshed every
+heartbeat) and, as the last will, ``offline``. Misreads, device alarms and reader faults go to
+the alarm topic. The daemon knows card codes, not games.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypedDict
+
+import paho.mqtt.client as mqtt
+
+from hardware.serial_shoe import (
+    Alarm,
+    CardRead,
+    Connected,
+    DeviceWarning,
+    Disconnected,
+    DriverEvent,
+    Misread,
+    NewDeck,
+)
+from services.bus import topics
+from services.bus.client import connect, make_client
+from services.bus.messages import (
+    MessageError,
+    ResendRequest,
+    ShoeAlarm,
+    ShoeCard,
+    ShoeNewDeck,
+    ShoeStatus,
+    decode,
+    encode,
+)
+from services.cards import Card, CardError
+from services.shoe.outbox import Outbox
+from services.shoe.timecode import VideoClock
+
+log = logging.getLogger("studio.shoe")
+Device = Callable[[threading.Event], Iterator[DriverEvent]]
+
+
+@dataclass(frozen=True)
+class ShoeConfig:
+    table: str
+    shoe_id: str
+    outbox: Path
+    broker_url: str
+    source: str = "serial"  # serial | camera | sim
+    heartbeat: float = 1.0  # seconds between status refreshes
+
+
+class StampFields(TypedDict):
+    shoe_id: str
+    boot_id: str
+    seq: int
+    deck: int
+    ts: str
+    video_tc: str
+
+
+@dataclass
+class Counters:
+    cards: int = 0
+    new_decks: int = 0
+    alarms: int = 0
+    republished: int = 0
+    resend_requests: int = 0
+    bad_requests: int = 0
+
+
+class ShoeDaemon:
+    def __init__(
+        self,
+        config: ShoeConfig,
+        device: Device,
+        video: VideoClock | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self.device = device
+        self.video = video or VideoClock()
+        self.clock = clock
+        self.boot_id = uuid.uuid4().hex[:16]
+        self.outbox = Outbox(config.outbox)
+        self.counters = Counters()
+        self.device_state = "unknown"
+        self._inflight: dict[int, int] = {}  # paho message id → seq
+        self._lock = threading.Lock()
+        self._acks: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self._cards_topic = topics.shoe_cards(config.table)
+        self._status_topic = topics.shoe_status(config.table)
+        self.client = make_client(f"shoe-{config.shoe_id}-{self.boot_id}")
+        self.client.will_set(self._status_topic, self._status("offline"), qos=1, retain=True)
+        self.client.on_connect = self._on_connect
+        self.client.on_publish = lambda _c, _d, mid, _rc, _p: self._acks.put(mid)
+        self.client.on_message = self._on_resend
+
+    # ---- running ------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """Publish until ``stop`` is set; then say ``offline`` and close."""
+        for seq, payload in self.outbox.pending():  # what a previous run stored but never saw acknowledged
+            self._publish(seq, payload)
+            self.counters.republished += 1
+        connect(self.client, self.config.broker_url)
+        helpers = [
+            threading.Thread(target=self._ack_loop, args=(stop,), name="shoe-acks", daemon=True),
+            threading.Thread(target=self._heartbeat_loop, args=(stop,), name="shoe-heartbeat", daemon=True),
+        ]
+        for helper in helpers:
+            helper.start()
+        try:
+            for event in self.device(stop):
+                self.handle(event)
+        finally:
+            stop.set()
+            info = self.client.publish(self._status_topic, self._status("offline"), qos=1, retain=True)
+            if self.client.is_connected():
+                info.wait_for_publish(timeout=2)
+            self.client.disconnect()
+            self.client.loop_stop()
+            for helper in helpers:
+                helper.join(timeout=2)
+            self.outbox.close()
+
+    def handle(self, event: DriverEvent) -> None:
+        if isinstance(event, CardRead):
+            self._card(event)
+        elif isinstance(event, NewDeck):
+            self.new_deck(event.raw)
+        elif isinstance(event, Misread):
+            self._alarm("misread", text=event.reason, raw=event.raw)
+        elif isinstance(event, Alarm):
+            self._alarm("device_alarm", event.code, event.text, event.raw)
+        elif isinstance(event, DeviceWarning):
+            self._alarm("device_warning", event.code, raw=event.raw)
+        elif isinstance(event, Disconnected):
+            self.device_state = "disconnected"
+            self._alarm("reader_fault", text=f"{event.port}: {event.reason}; retrying in {event.retry_in:.1f} s")
+            self._publish_status()
+        elif isinstance(event, Connected):
+            self.device_state = "connected"
+            self._publish_status()
+
+    def new_deck(self, raw: bytes = b"") -> int:
+        """A freshly shuffled deck is loaded (from the device, the dealer console or an operator)."""
+
+        def build(seq: int, deck: int) -> bytes:
+            return encode(ShoeNewDeck(raw=_text(raw), **self._stamp(seq, deck)))
+
+        seq, payload = self.outbox.append(build, new_deck=True)
+        self.counters.new_decks += 1
+        self._publish(seq, payload)
+        return seq
+
+    def _card(self, event: CardRead, confidence: float = 1.0) -> None:
+        try:
+            card = Card.from_code(event.code)
+        except CardError as error:
+            self._alarm("invalid_card", text=str(error), raw=event.raw)
+            return
+
+        def build(seq: int, deck: int) -> bytes:
+            return encode(
+                ShoeCard(
+                    card=str(card), burn=event.burn, source=self.config.source,  # type: ignore[arg-type]
+                    confidence=confidence, raw=_text(event.raw), **self._stamp(seq, deck),
+                )
+            )  # fmt: skip
+
+        seq, payload = self.outbox.append(build)
+        self.counters.cards += 1
+        self._publish(seq, payload)
+
+    # ---- MQTT ---------------------------------------------------------------------------
+
+    def _publish(self, seq: int, payload: bytes) -> None:
+        with self._lock:
+            info = self.client.publish(self._cards_topic, payload, qos=1)
+            self._inflight[info.mid] = seq
+
+    def _ack_loop(self, stop: threading.Event) -> None:
+        """PUBACKs → outbox. (paho calls back on its own thread; the lookup waits for ``_publish`` to finish.)"""
+        while not stop.is_set() or not self._acks.empty():
+            try:
+                mid = self._acks.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            with self._lock:
+                seq = self._inflight.pop(mid, None)
+            if seq is not None:
+                self.outbox.ack([seq])
+
+    def _heartbeat_loop(self, stop: threading.Event) -> None:
+        while not stop.wait(self.config.heartbeat):
+            if self.client.is_connected():
+                self._publish_status()
+
+    def _on_connect(self, client: mqtt.Client, _data: object, _flags: object, reason: object, _p: object) -> None:
+        log.info("shoe %s connected to the broker (%s)", self.config.shoe_id, reason)
+        client.subscribe(topics.shoe_resend(self.config.table), qos=1)
+        self._publish_status()
+
+    def _on_resend(self, _client: mqtt.Client, _data: object, message: mqtt.MQTTMessage) -> None:
+        try:
+            request = decode(ResendRequest, bytes(message.payload))
+        except MessageError as error:
+            self.counters.bad_requests += 1
+            log.warning("ignored resend request: %s", error)
+            return
+        if request.shoe_id != self.config.shoe_id:
+            return
+        self.counters.resend_requests += 1
+        for seq, payload in self.outbox.between(request.from_seq, request.to_seq):
+            self._publish(seq, payload)
+
+    def _publish_status(self) -> None:
+        self.client.publish(self._status_topic, self._status("online"), qos=1, retain=True)
+
+    def _status(self, state: str) -> bytes:
+        return encode(
+            ShoeStatus(
+                shoe_id=self.config.shoe_id, boot_id=self.boot_id, state=state,  # type: ignore[arg-type]
+                device=self.device_state, last_seq=self.outbox.last_seq, ts=self._now(),  # type: ignore[arg-type]
+            )
+        )  # fmt: skip
+
+    def _alarm(self, kind: str, code: str = "", text: str = "", raw: bytes = b"") -> None:
+        self.counters.alarms += 1
+        alarm = ShoeAlarm(
+            shoe_id=self.config.shoe_id, boot_id=self.boot_id, kind=kind,  # type: ignore[arg-type]
+            code=code, text=text, ts=self._now(), video_tc=self.video.timecode(), raw=_text(raw),
+        )  # fmt: skip
+        self.client.publish(topics.shoe_alarms(self.config.table), encode(alarm), qos=1)
+
+    # ---- stamps -------------------------------------------------------------------------
+
+    def _stamp(self, seq: int, deck: int) -> StampFields:
+        moment = self.clock()
+        return StampFields(
+            shoe_id=self.config.shoe_id,
+            boot_id=self.boot_id,
+            seq=seq,
+            deck=deck,
+            ts=datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds"),
+            video_tc=self.video.timecode(moment),
+        )
+
+    def _now(self) -> str:
+        return datetime.fromtimestamp(self.clock(), UTC).isoformat(timespec="milliseconds")
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("ascii", "backslashreplace")[:256]

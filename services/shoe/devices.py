@@ -1,0 +1,99 @@
+"""Device URLs: which reader a shoe daemon listens to.
+
+serial:///dev/ttyUSB0?dialect=monitor&baud=9600   a shoe on a serial port (dialect: monitor | line)
+socket://10.0.0.7:4001?dialect=line               any other pyserial URL (socket, rfc2217, loop)
+sim://serial?dialect=monitor&seed=7&interval=0.8&faults=garbage,split,misread,alarm
+                                                  the pty simulator, dealing shuffled decks forever
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, urlsplit
+
+from hardware.serial_shoe import DIALECTS, DriverEvent, SerialShoe
+from hardware.sim import Faults, VirtualShoe, shuffled_deck
+from services.shoe.daemon import Device
+
+PYSERIAL_SCHEMES = ("socket", "rfc2217", "loop", "spy", "alt", "hwgrep")
+FAULTS = ("garbage", "split", "misread", "alarm")
+N = TypeVar("N", int, float)
+
+
+class DeviceURLError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    source: str  # the ``source`` stamped on its cards: serial | camera | sim
+    device: Device
+
+
+def open_device(url: str) -> DeviceSpec:
+    parts = urlsplit(url)
+    query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+    dialect = query.pop("dialect", "monitor")
+    if dialect not in DIALECTS:
+        raise DeviceURLError(f"{url}: unknown dialect {dialect!r} (expected {' or '.join(DIALECTS)})")
+    baud = _number(url, query.pop("baud", "9600"), "baud", int)
+    if parts.scheme == "serial":
+        if not parts.path:
+            raise DeviceURLError(f"{url}: no port path (expected serial:///dev/ttyUSB0)")
+        _no_leftovers(url, query)
+        return DeviceSpec("serial", SerialShoe(parts.path, dialect, baud).events)
+    if parts.scheme in PYSERIAL_SCHEMES:
+        _no_leftovers(url, query)
+        return DeviceSpec("serial", SerialShoe(f"{parts.scheme}://{parts.netloc}{parts.path}", dialect, baud).events)
+    if parts.scheme == "sim" and parts.netloc == "serial":
+        return DeviceSpec("sim", _simulated(url, dialect, baud, query))
+    if parts.scheme in ("camera", "sim"):
+        raise DeviceURLError(f"{url}: camera devices are not part of this build yet (serial shoes only)")
+    raise DeviceURLError(f"{url}: unknown device scheme {parts.scheme!r} (expected serial://, socket://, sim://serial)")
+
+
+def _simulated(url: str, dialect: str, baud: int, query: dict[str, str]) -> Device:
+    seed = _number(url, query.pop("seed", "0"), "seed", int)
+    interval = _number(url, query.pop("interval", "1.0"), "interval", float)
+    faults = [name for name in query.pop("faults", "").split(",") if name]
+    unknown = sorted(set(faults) - set(FAULTS))
+    if unknown:
+        raise DeviceURLError(f"{url}: unknown fault {unknown[0]!r} (expected some of {', '.join(FAULTS)})")
+    _no_leftovers(url, query)
+    chance = 0.1
+    settings: dict[str, Any] = {name: chance for name in faults if name != "split"}
+    shoe = VirtualShoe(dialect, faults=Faults(split="split" in faults, seed=seed, **settings))
+
+    def events(stop: threading.Event) -> Iterator[DriverEvent]:
+        def deal_forever() -> None:
+            deck_number = 0
+            while not stop.is_set():
+                shoe.new_deck()
+                shoe.deal_all(shuffled_deck(seed + deck_number), interval, stop)
+                deck_number += 1
+
+        dealer = threading.Thread(target=deal_forever, name="sim-dealer", daemon=True)
+        dealer.start()
+        try:
+            yield from SerialShoe(str(shoe.path), dialect, baud).events(stop)
+        finally:
+            stop.set()
+            dealer.join(timeout=interval + 1)
+            shoe.close()
+
+    return events
+
+
+def _number(url: str, value: str, name: str, kind: Callable[[str], N]) -> N:
+    try:
+        return kind(value)
+    except ValueError:
+        raise DeviceURLError(f"{url}: {name} must be a number, got {value!r}") from None
+
+
+def _no_leftovers(url: str, query: dict[str, str]) -> None:
+    if query:
+        raise DeviceURLError(f"{url}: unknown option {sorted(query)[0]!r}")

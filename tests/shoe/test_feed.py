@@ -1,0 +1,82 @@
+"""The feed's ordering logic alone: duplicates, reorderings, gaps, restarts without an outbox."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from services.bus.messages import ShoeCard, ShoeNewDeck
+from services.shoe.feed import ShoeFeed
+from services.shoe.timecode import VideoClock
+
+DECK = [rank + suit for suit in "SHDC" for rank in "A23456789TJQK"]
+
+
+def card(seq: int, boot: str = "b1", shoe: str = "s1") -> ShoeCard:
+    return ShoeCard(
+        shoe_id=shoe, boot_id=boot, seq=seq, ts="2026-12-03T00:00:00.000+00:00", video_tc="00:00:00:00", deck=0,
+        card=DECK[(seq - 1) % 52], source="sim", confidence=1.0, raw="",
+    )  # fmt: skip
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@given(st.permutations(range(1, 31)), st.lists(st.integers(1, 30), max_size=30))
+def test_any_arrival_order_with_duplicates_is_delivered_once_in_seq_order(order: list[int], again: list[int]) -> None:
+    feed = ShoeFeed("s1", next_seq=1)
+    delivered = []
+    for seq in [*order, *again]:
+        delivered += [m.seq for m in feed.receive(card(seq))]
+    assert delivered == list(range(1, 31))
+    assert feed.duplicates == len(again)
+
+
+def test_a_gap_is_asked_for_again_and_not_more_often_than_the_retry_interval() -> None:
+    clock = Clock()
+    feed = ShoeFeed("s1", next_seq=1, retry_after=0.5, clock=clock)
+    assert [m.seq for m in feed.receive(card(1))] == [1]
+    assert feed.receive(card(4)) == []
+    request = feed.gap()
+    assert request is not None and (request.from_seq, request.to_seq) == (2, 3)
+    assert feed.gap() is None  # asked a moment ago
+    clock.now = 0.6
+    assert feed.gap() is not None
+    assert [m.seq for m in feed.receive(card(3))] == []
+    assert [m.seq for m in feed.receive(card(2))] == [2, 3, 4]
+    assert feed.gap() is None
+
+
+def test_the_shoes_latest_seq_reveals_a_gap_at_the_tail() -> None:
+    feed = ShoeFeed("s1", next_seq=1)
+    feed.receive(card(1))
+    assert feed.gap(last_seq=1) is None
+    request = feed.gap(last_seq=3)
+    assert request is not None and (request.from_seq, request.to_seq) == (2, 3)
+
+
+def test_a_daemon_that_lost_its_outbox_starts_a_new_sequence() -> None:
+    feed = ShoeFeed("s1", next_seq=1)
+    for seq in (1, 2, 3):
+        feed.receive(card(seq, boot="b1"))
+    assert [m.seq for m in feed.receive(card(1, boot="b2"))] == [1]
+    assert [m.seq for m in feed.receive(card(2, boot="b2"))] == [2]
+
+
+def test_other_shoes_are_ignored_and_new_decks_are_ordered_like_cards() -> None:
+    feed = ShoeFeed("s1", next_seq=1)
+    assert feed.receive(card(1, shoe="other")) == []
+    deck = ShoeNewDeck(shoe_id="s1", boot_id="b1", seq=1, ts="t", video_tc="00:00:00:00", deck=1, raw="SHUFFLE")
+    assert feed.receive(card(2)) == []
+    assert [m.seq for m in feed.receive(deck)] == [1, 2]
+
+
+def test_video_timecode_counts_frames_of_the_day() -> None:
+    clock = VideoClock(fps=25, offset=0.0)
+    assert clock.timecode(3600 * 6 + 60 * 22 + 4.606) == "06:22:04:15"
+    assert VideoClock(fps=30, offset=-1.0).timecode(86_400 + 0.5) == "23:59:59:15"
