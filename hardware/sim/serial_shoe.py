@@ -73,6 +73,7 @@ class VirtualShoe:
         self._random = random.Random(self.faults.seed)
         self._own_directory = directory is None
         self.directory = Path(directory or tempfile.mkdtemp(prefix="studio-shoe-"))
+        self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / "shoe"
         self._lock = threading.Lock()
         self._master: int | None = None

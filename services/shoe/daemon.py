@@ -6,7 +6,8 @@ the broker's PUBACK marks it delivered. Unacknowledged messages are published ag
 restart; a consumer that saw a gap asks on the resend topic and gets them again from the
 outbox. The status topic holds a retained ``online`` (with the latest ``seq``, refreshed every
 heartbeat) and, as the last will, ``offline``. Misreads, device alarms and reader faults go to
-the alarm topic. The daemon knows card codes, not games.
+the alarm topic. The daemon knows card codes, not games. A camera's cards carry its confidence and the time
+of the frame that confirmed them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import TypedDict
 
 import paho.mqtt.client as mqtt
 
+from hardware.camera.device import CardSeen
 from hardware.serial_shoe import (
     Alarm,
     CardRead,
@@ -51,7 +53,7 @@ from services.shoe.outbox import Outbox
 from services.shoe.timecode import VideoClock
 
 log = logging.getLogger("studio.shoe")
-Device = Callable[[threading.Event], Iterator[DriverEvent]]
+Device = Callable[[threading.Event], Iterator[DriverEvent | CardSeen]]
 
 
 @dataclass(frozen=True)
@@ -138,9 +140,13 @@ class ShoeDaemon:
                 helper.join(timeout=2)
             self.outbox.close()
 
-    def handle(self, event: DriverEvent) -> None:
+    def handle(self, event: DriverEvent | CardSeen) -> None:
         if isinstance(event, CardRead):
-            self._card(event)
+            self._card(event.code, event.burn, _text(event.raw))
+        elif isinstance(event, CardSeen):
+            x, y, w, h = event.box
+            raw = f"camera {event.code} at {x},{y} {w}x{h}"
+            self._card(event.code, False, raw, event.confidence, event.frame_time)
         elif isinstance(event, NewDeck):
             self.new_deck(event.raw)
         elif isinstance(event, Misread):
@@ -168,18 +174,18 @@ class ShoeDaemon:
         self._publish(seq, payload)
         return seq
 
-    def _card(self, event: CardRead, confidence: float = 1.0) -> None:
+    def _card(self, code: str, burn: bool, raw: str, confidence: float = 1.0, seen_at: float | None = None) -> None:
         try:
-            card = Card.from_code(event.code)
+            card = Card.from_code(code)
         except CardError as error:
-            self._alarm("invalid_card", text=str(error), raw=event.raw)
+            self._alarm("invalid_card", text=str(error), raw=raw.encode())
             return
 
         def build(seq: int, deck: int) -> bytes:
             return encode(
                 ShoeCard(
-                    card=str(card), burn=event.burn, source=self.config.source,  # type: ignore[arg-type]
-                    confidence=confidence, raw=_text(event.raw), **self._stamp(seq, deck),
+                    card=str(card), burn=burn, source=self.config.source,  # type: ignore[arg-type]
+                    confidence=round(confidence, 4), raw=raw, **self._stamp(seq, deck, seen_at),
                 )
             )  # fmt: skip
 
@@ -250,8 +256,9 @@ class ShoeDaemon:
 
     # ---- stamps -------------------------------------------------------------------------
 
-    def _stamp(self, seq: int, deck: int) -> StampFields:
-        moment = self.clock()
+    def _stamp(self, seq: int, deck: int, seen_at: float | None = None) -> StampFields:
+        """``seen_at``: when the card was read (a camera frame's time), if not now."""
+        moment = self.clock() if seen_at is None else seen_at
         return StampFields(
             shoe_id=self.config.shoe_id,
             boot_id=self.boot_id,

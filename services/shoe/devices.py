@@ -12,10 +12,23 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import SplitResult, parse_qs, urlsplit
 
+import cv2
+
+from hardware.camera import (
+    DEFAULT_THRESHOLD,
+    CameraReader,
+    CardSeen,
+    RecognitionError,
+    Recognizer,
+    Templates,
+    calibrate,
+)
+from hardware.camera.device import Capture
 from hardware.serial_shoe import DIALECTS, DriverEvent, SerialShoe
 from hardware.sim import Faults, VirtualShoe, shuffled_deck
+from hardware.sim.camera import SyntheticCamera, calibration_photos
 from services.shoe.daemon import Device
 
 PYSERIAL_SCHEMES = ("socket", "rfc2217", "loop", "spy", "alt", "hwgrep")
@@ -36,23 +49,75 @@ class DeviceSpec:
 def open_device(url: str) -> DeviceSpec:
     parts = urlsplit(url)
     query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+    if parts.scheme == "camera" or (parts.scheme == "sim" and parts.netloc == "camera"):
+        return DeviceSpec("camera" if parts.scheme == "camera" else "sim", _camera(url, parts, query))
+    serial_line = parts.scheme in ("serial", *PYSERIAL_SCHEMES) or (parts.scheme == "sim" and parts.netloc == "serial")
+    if not serial_line:
+        raise DeviceURLError(
+            f"{url}: unknown device {parts.scheme}://{parts.netloc} (expected serial://, socket://, camera://, "
+            "sim://serial or sim://camera)"
+        )
     dialect = query.pop("dialect", "monitor")
     if dialect not in DIALECTS:
         raise DeviceURLError(f"{url}: unknown dialect {dialect!r} (expected {' or '.join(DIALECTS)})")
     baud = _number(url, query.pop("baud", "9600"), "baud", int)
+    if parts.scheme == "sim":
+        return DeviceSpec("sim", _simulated(url, dialect, baud, query))
+    _no_leftovers(url, query)
     if parts.scheme == "serial":
         if not parts.path:
             raise DeviceURLError(f"{url}: no port path (expected serial:///dev/ttyUSB0)")
-        _no_leftovers(url, query)
         return DeviceSpec("serial", SerialShoe(parts.path, dialect, baud).events)
-    if parts.scheme in PYSERIAL_SCHEMES:
+    return DeviceSpec("serial", SerialShoe(f"{parts.scheme}://{parts.netloc}{parts.path}", dialect, baud).events)
+
+
+def _camera(url: str, parts: SplitResult, query: dict[str, str]) -> Device:
+    confirm = _number(url, query.pop("confirm", "3"), "confirm", int)
+    threshold = _number(url, query.pop("threshold", str(DEFAULT_THRESHOLD)), "threshold", float)
+    templates_path = query.pop("templates", "")
+    if parts.scheme == "camera":
+        if not templates_path:
+            raise DeviceURLError(f"{url}: a camera needs templates=FILE (make them with `studio cards calibrate`)")
+        source = parts.netloc + parts.path
         _no_leftovers(url, query)
-        return DeviceSpec("serial", SerialShoe(f"{parts.scheme}://{parts.netloc}{parts.path}", dialect, baud).events)
-    if parts.scheme == "sim" and parts.netloc == "serial":
-        return DeviceSpec("sim", _simulated(url, dialect, baud, query))
-    if parts.scheme in ("camera", "sim"):
-        raise DeviceURLError(f"{url}: camera devices are not part of this build yet (serial shoes only)")
-    raise DeviceURLError(f"{url}: unknown device scheme {parts.scheme!r} (expected serial://, socket://, sim://serial)")
+        device: int | str = int(source) if source.isdigit() else source
+        opener: Callable[[], Capture] = lambda: cv2.VideoCapture(device)  # noqa: E731
+        templates = _templates(url, templates_path)
+        return CameraReader(opener, Recognizer(templates, threshold), confirm, name=url).events
+    seed = _number(url, query.pop("seed", "0"), "seed", int)
+    interval = _number(url, query.pop("interval", "1.0"), "interval", float)
+    _no_leftovers(url, query)
+    templates = _templates(url, templates_path) if templates_path else calibrate(calibration_photos())
+    camera = SyntheticCamera(seed=seed)
+
+    def events(stop: threading.Event) -> Iterator[DriverEvent | CardSeen]:
+        def deal_forever() -> None:
+            deck_number = 0
+            while not stop.is_set():
+                for index, code in enumerate(shuffled_deck(seed + deck_number)):
+                    if stop.wait(interval):
+                        return
+                    if index % 6 == 0:
+                        camera.clear()  # the dealer sweeps the table
+                    camera.deal(code)
+                deck_number += 1
+
+        dealer = threading.Thread(target=deal_forever, name="sim-camera-dealer", daemon=True)
+        dealer.start()
+        try:
+            yield from CameraReader(lambda: camera, Recognizer(templates, threshold), confirm, name=url).events(stop)
+        finally:
+            stop.set()
+            dealer.join(timeout=interval + 1)
+
+    return events
+
+
+def _templates(url: str, path: str) -> Templates:
+    try:
+        return Templates.load(path)
+    except RecognitionError as error:
+        raise DeviceURLError(f"{url}: {error}") from None
 
 
 def _simulated(url: str, dialect: str, baud: int, query: dict[str, str]) -> Device:
@@ -67,7 +132,7 @@ def _simulated(url: str, dialect: str, baud: int, query: dict[str, str]) -> Devi
     settings: dict[str, Any] = {name: chance for name in faults if name != "split"}
     shoe = VirtualShoe(dialect, faults=Faults(split="split" in faults, seed=seed, **settings))
 
-    def events(stop: threading.Event) -> Iterator[DriverEvent]:
+    def events(stop: threading.Event) -> Iterator[DriverEvent | CardSeen]:
         def deal_forever() -> None:
             deck_number = 0
             while not stop.is_set():

@@ -1,0 +1,79 @@
+"""``studio cards``: camera calibration and recognition tools.
+
+studio cards calibrate DIR --out FILE        templates from one photo per card (AS.jpg, TD.png, …)
+studio cards recognize IMAGE --templates FILE  JSON list of {card, confidence, box} on stdout
+studio cards sim-deck DIR                    the generated 52-card calibration set, as photos
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import cv2
+
+from hardware.camera import DEFAULT_THRESHOLD, RecognitionError, Recognizer, Templates, calibrate_dir
+from hardware.sim.camera import calibration_photos
+
+
+def register(commands: Any) -> None:
+    cards = commands.add_parser("cards", help="camera card recognition: calibrate, recognize, generated deck")
+    actions = cards.add_subparsers(dest="action", required=True)
+    cal = actions.add_parser("calibrate", help="build templates from a folder of photos named by card code")
+    cal.add_argument("directory", type=Path)
+    cal.add_argument("--out", type=Path, required=True, help="templates file to write (.npz)")
+    cal.set_defaults(run=run_calibrate)
+    rec = actions.add_parser("recognize", help="read the face-up cards in an image")
+    rec.add_argument("image", type=Path)
+    rec.add_argument("--templates", type=Path, required=True)
+    rec.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help="below it a card is unknown (null)")
+    rec.add_argument("--evidence", type=Path, default=None, help="write each card's flattened face here")
+    rec.set_defaults(run=run_recognize)
+    sim = actions.add_parser("sim-deck", help="write the generated 52-card calibration photos")
+    sim.add_argument("directory", type=Path)
+    sim.add_argument("--seed", type=int, default=0)
+    sim.set_defaults(run=run_sim_deck)
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    if not args.directory.is_dir():
+        print(f"studio cards calibrate: {args.directory} is not a folder", file=sys.stderr)
+        return 2
+    try:
+        templates = calibrate_dir(args.directory)
+    except RecognitionError as error:
+        print(f"studio cards calibrate: {error}", file=sys.stderr)
+        return 1
+    templates.save(args.out)
+    print(json.dumps({"templates": str(args.out), "cards": 52, "red_threshold": round(templates.red_threshold, 3)}))
+    return 0
+
+
+def run_recognize(args: argparse.Namespace) -> int:
+    image = cv2.imread(str(args.image), cv2.IMREAD_COLOR)
+    if image is None:
+        print(f"studio cards recognize: {args.image} is not a readable image", file=sys.stderr)
+        return 2
+    try:
+        recognizer = Recognizer(Templates.load(args.templates), args.threshold)
+    except RecognitionError as error:
+        print(f"studio cards recognize: {error}", file=sys.stderr)
+        return 2
+    detections = recognizer.recognize(image)
+    if args.evidence:
+        args.evidence.mkdir(parents=True, exist_ok=True)
+        for index, detection in enumerate(detections):
+            cv2.imwrite(str(args.evidence / f"{index:02d}-{detection.card or 'unknown'}.png"), detection.evidence)
+    print(json.dumps([detection.to_dict() for detection in detections]))
+    return 0
+
+
+def run_sim_deck(args: argparse.Namespace) -> int:
+    args.directory.mkdir(parents=True, exist_ok=True)
+    for code, photo in calibration_photos(args.seed).items():
+        cv2.imwrite(str(args.directory / f"{code}.png"), photo)
+    print(json.dumps({"directory": str(args.directory), "photos": 52}))
+    return 0
