@@ -244,11 +244,14 @@ class SyntheticCamera:
     never quite the same pixels.
     """
 
-    def __init__(self, scene: Scene = MODERATE, seed: int = 0, places: int = 6) -> None:
+    def __init__(self, scene: Scene = MODERATE, seed: int = 0, places: int = 3) -> None:
         self.scene = scene
         self.seed = seed
         self.frames = 0
         self._places = [p.quad for p in layout(["AS"] * places, scene, seed)]
+        if len(self._places) < places:
+            raise ValueError(f"only {len(self._places)} cards of this size fit on a {scene.width}×{scene.height} table")
+        self.places = places
         self._cards: list[str] = []
         self._lock = threading.Lock()
         self._open = True

@@ -80,6 +80,15 @@ class ResendRequest(_Message):
 
 
 M = TypeVar("M", bound=_Message)
+
+
+class NewDeckCommand(_Message):
+    """The dealer loaded a freshly shuffled deck (a shoe monitor has no frame to say so)."""
+
+    type: Literal["new_deck"] = "new_deck"
+    by: str = Field(min_length=1, max_length=64)  # who announced it: the dealer console, an operator
+
+
 _SHOE_EVENT: TypeAdapter[ShoeCard | ShoeNewDeck] = TypeAdapter(ShoeEvent)
 
 

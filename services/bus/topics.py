@@ -32,3 +32,8 @@ def shoe_alarms(table: str) -> str:
 def shoe_resend(table: str) -> str:
     """A consumer that saw a gap in ``seq`` asks the daemon to publish those cards again."""
     return f"{_table(table)}/shoe/resend"
+
+
+def shoe_control(table: str) -> str:
+    """Commands to the shoe daemon from the dealer console or an operator (a new deck is loaded)."""
+    return f"{_table(table)}/shoe/control"

@@ -7,10 +7,13 @@ import logging
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
-from services.bus import broker
+from services.bus import broker, topics
+from services.bus.client import connect, make_client
+from services.bus.messages import NewDeckCommand, encode
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
 from services.shoe.devices import DeviceURLError, open_device
 from services.shoe.timecode import VideoClock
@@ -26,6 +29,11 @@ def register(commands: Any) -> None:
     shoe.add_argument("--fps", type=int, default=25, help="studio video frame rate for timecodes")
     shoe.add_argument("--tc-offset", type=float, default=0.0, help="seconds from UTC time of day to the video clock")
     shoe.set_defaults(run=run_shoe)
+    deck = commands.add_parser("new-deck", help="announce a freshly shuffled deck to a table's shoe daemon")
+    deck.add_argument("--table", required=True)
+    deck.add_argument("--by", default="operator", help="who announces it (recorded with the deck)")
+    deck.add_argument("--broker", default=None)
+    deck.set_defaults(run=run_new_deck)
     mqtt = commands.add_parser("broker", help="run the embedded MQTT broker (amqtt) on a free or given port")
     mqtt.add_argument("--host", default="127.0.0.1")
     mqtt.add_argument("--port", type=int, default=0, help="0 (default): any free port; the URL goes to .studio/")
@@ -50,4 +58,31 @@ def run_shoe(args: argparse.Namespace) -> int:
         signal.signal(signum, lambda *_: stop.set())
     logging.getLogger("studio.shoe").info("shoe %s (boot %s) → %s, outbox %s", shoe_id, daemon.boot_id, url, outbox)
     daemon.run(stop)
+    return 0
+
+
+def run_new_deck(args: argparse.Namespace) -> int:
+    try:
+        url = broker.broker_url(args.broker)
+        payload = encode(NewDeckCommand(by=args.by))
+        topic = topics.shoe_control(args.table)
+    except (broker.BrokerNotFoundError, ValueError) as error:
+        print(f"studio new-deck: {error}", file=sys.stderr)
+        return 2
+    client = make_client(f"new-deck-{args.table}")
+    connect(client, url)
+    try:
+        deadline = time.monotonic() + 10
+        while not client.is_connected() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        info = client.publish(topic, payload, qos=1)
+        if client.is_connected():
+            info.wait_for_publish(timeout=10)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    if not info.is_published():
+        print(f"studio new-deck: the broker at {url} did not acknowledge within 10 s", file=sys.stderr)
+        return 1
+    print(f"new deck announced on {topic}")
     return 0

@@ -40,6 +40,7 @@ from services.bus import topics
 from services.bus.client import connect, make_client
 from services.bus.messages import (
     MessageError,
+    NewDeckCommand,
     ResendRequest,
     ShoeAlarm,
     ShoeCard,
@@ -110,7 +111,7 @@ class ShoeDaemon:
         self.client.will_set(self._status_topic, self._status("offline"), qos=1, retain=True)
         self.client.on_connect = self._on_connect
         self.client.on_publish = lambda _c, _d, mid, _rc, _p: self._acks.put(mid)
-        self.client.on_message = self._on_resend
+        self.client.on_message = self._on_message
 
     # ---- running ------------------------------------------------------------------------
 
@@ -219,15 +220,19 @@ class ShoeDaemon:
 
     def _on_connect(self, client: mqtt.Client, _data: object, _flags: object, reason: object, _p: object) -> None:
         log.info("shoe %s connected to the broker (%s)", self.config.shoe_id, reason)
-        client.subscribe(topics.shoe_resend(self.config.table), qos=1)
+        client.subscribe([(topics.shoe_resend(self.config.table), 1), (topics.shoe_control(self.config.table), 1)])
         self._publish_status()
 
-    def _on_resend(self, _client: mqtt.Client, _data: object, message: mqtt.MQTTMessage) -> None:
+    def _on_message(self, _client: mqtt.Client, _data: object, message: mqtt.MQTTMessage) -> None:
         try:
+            if message.topic == topics.shoe_control(self.config.table):
+                command = decode(NewDeckCommand, bytes(message.payload))
+                self.new_deck(f"new deck announced by {command.by}".encode())
+                return
             request = decode(ResendRequest, bytes(message.payload))
         except MessageError as error:
             self.counters.bad_requests += 1
-            log.warning("ignored resend request: %s", error)
+            log.warning("ignored a message on %s: %s", message.topic, error)
             return
         if request.shoe_id != self.config.shoe_id:
             return

@@ -97,7 +97,7 @@ def _camera(url: str, parts: SplitResult, query: dict[str, str]) -> Device:
                 for index, code in enumerate(shuffled_deck(seed + deck_number)):
                     if stop.wait(interval):
                         return
-                    if index % 6 == 0:
+                    if index % camera.places == 0:
                         camera.clear()  # the dealer sweeps the table
                     camera.deal(code)
                 deck_number += 1

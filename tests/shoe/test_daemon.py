@@ -15,11 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from hardware.camera import CameraReader, Recognizer, calibrate
 from hardware.serial_shoe import Backoff, SerialShoe
 from hardware.sim import Faults, VirtualShoe, shuffled_deck
+from hardware.sim.camera import FELTS, STYLES, Scene, SyntheticCamera, calibration_photos
 from services.bus import topics
 from services.bus.client import Subscriber
-from services.bus.messages import ShoeAlarm, ShoeCard, ShoeStatus, decode
+from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck, ShoeStatus, decode
+from services.cli import main
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
 from services.shoe.feed import ShoeEvent, ShoeFeedClient
 from tests.conftest import BrokerProcess
@@ -236,6 +239,56 @@ def test_a_deck_arrives_once_and_in_order_across_a_broker_kill_and_restart(
         sim.deal_all(deck[30:], interval=0.005)
         assert received.wait_cards(52) == deck
         assert [e.seq for e in received.events] == list(range(1, 53))
+    finally:
+        daemon.close()
+        received.client.close()
+
+
+def test_camera_cards_reach_the_feed_with_their_confidence_and_frame_time(
+    mqtt_url: str, table: str, tmp_path: Path
+) -> None:
+    camera = SyntheticCamera(Scene(style=STYLES["bold"], felt=FELTS["blue"]), seed=2)
+    reader = CameraReader(lambda: camera, Recognizer(calibrate(calibration_photos())), confirm=3)
+    stop = threading.Event()
+    daemon = ShoeDaemon(config(table, mqtt_url, tmp_path), reader.events)
+    thread = threading.Thread(target=daemon.run, args=(stop,), daemon=True)
+    received = Received(mqtt_url, table, f"{table}-shoe")
+    thread.start()
+    try:
+        dealt = ["KH", "2S", "9C", "TD"]
+        for index, code in enumerate(dealt):
+            if index == 3:
+                camera.clear()  # the table is swept between hands
+            camera.deal(code)
+            received.wait_cards(index + 1)
+        cards = [e for e in received.events if isinstance(e, ShoeCard)]
+        assert [c.card for c in cards] == dealt
+        assert all(c.source == "sim" and 0.62 <= c.confidence <= 1 and c.raw.startswith("camera ") for c in cards)
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        received.client.close()
+
+
+def test_a_new_deck_announced_by_an_operator_reaches_the_feed_in_order(
+    mqtt_url: str, table: str, sim: VirtualShoe, tmp_path: Path
+) -> None:
+    daemon = Running(config(table, mqtt_url, tmp_path), sim, "monitor")
+    received = Received(mqtt_url, table, f"{table}-shoe")
+    try:
+        sim.deal_all(["AS", "KD"])
+        received.wait_cards(2)
+        wait_until(lambda: daemon.daemon.client.is_connected(), 10, "the daemon's broker connection")
+        assert main(["new-deck", "--table", table, "--by", "pitboss", "--broker", mqtt_url]) == 0
+        wait_until(lambda: len(received.events) == 3, 10, "the new deck")
+        sim.deal_all(["2C"])
+        received.wait_cards(3)
+        deck = received.events[2]
+        assert isinstance(deck, ShoeNewDeck) and deck.raw == "new deck announced by pitboss" and deck.deck == 1
+        assert [e.seq for e in received.events] == [1, 2, 3, 4]
+        card = received.events[3]
+        assert isinstance(card, ShoeCard) and card.card == "2C" and card.deck == 1
+        assert main(["new-deck", "--table", "bad/table", "--broker", mqtt_url]) == 2
     finally:
         daemon.close()
         received.client.close()
