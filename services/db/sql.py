@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Generic, TypeVar
 
+from sqlalchemy import Connection
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -19,7 +20,30 @@ def is_postgres(session: Session) -> bool:
 
 def insert_ignoring_conflicts(session: Session, model: Any) -> Any:
     """``INSERT … ON CONFLICT DO NOTHING`` in the session's dialect."""
-    return (pg_insert if is_postgres(session) else sqlite_insert)(model).on_conflict_do_nothing()
+    return insert_ignoring_conflicts_in(session.get_bind().dialect.name, model)
+
+
+def insert_ignoring_conflicts_in(dialect: str, model: Any) -> Any:
+    """``INSERT … ON CONFLICT DO NOTHING`` in the named dialect ("postgresql" or "sqlite")."""
+    return (pg_insert if dialect == "postgresql" else sqlite_insert)(model).on_conflict_do_nothing()
+
+
+class PerDialect(Generic[T]):
+    """A statement built once per dialect, on first use, then reused: the hot paths build no SQL per call.
+
+    ``build`` gets the dialect's name; a prebuilt statement also hits SQLAlchemy's compiled cache.
+    """
+
+    def __init__(self, build: Callable[[str], T]) -> None:
+        self._build = build
+        self._built: dict[str, T] = {}
+
+    def __call__(self, connection: Connection) -> T:
+        name = connection.dialect.name
+        built = self._built.get(name)
+        if built is None:
+            built = self._built[name] = self._build(name)
+        return built
 
 
 def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:

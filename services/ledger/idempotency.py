@@ -3,23 +3,37 @@
 The key row is inserted before the work, inside the same transaction. A concurrent request with
 the same key blocks on the key's unique index until the first commits, then finds the stored
 response; if it ever sees the key without one, it reruns (``RetryTransactionError``).
+
+The statements are prebuilt (once per dialect) and run on the session's connection: every
+money-moving request runs them, so they build no SQL and skip the ORM.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.orm import Session
 
-from services.db.sql import insert_ignoring_conflicts
+from services.db.sql import PerDialect, insert_ignoring_conflicts_in
 from services.db.unit_of_work import RetryTransactionError
 from services.ledger.errors import IdempotencyConflictError
 from services.ledger.models import IdempotencyKey, utcnow
 
 MAX_KEY_LENGTH = 128
+KEYS = cast(Table, IdempotencyKey.__table__)
+CLAIM = PerDialect(
+    lambda dialect: (
+        insert_ignoring_conflicts_in(dialect, KEYS)
+        .values(key=bindparam("key"), actor=bindparam("actor"), request_hash=bindparam("request_hash"), response="")
+        .values(created_at=bindparam("created_at"))
+        .returning(KEYS.c.key)
+    )
+)
+STORED = select(KEYS.c.actor, KEYS.c.request_hash, KEYS.c.response).where(KEYS.c.key == bindparam("key"))
+FINISH = update(KEYS).where(KEYS.c.key == bindparam("b_key")).values(response=bindparam("b_response"))
 
 
 def fingerprint(request: dict[str, Any]) -> str:
@@ -35,18 +49,11 @@ def begin(session: Session, key: str, actor: str, request: dict[str, Any]) -> di
     if not key or len(key) > MAX_KEY_LENGTH:
         raise IdempotencyConflictError(f"idempotency key must be 1–{MAX_KEY_LENGTH} characters, got {len(key)}")
     digest = fingerprint(request)
-    claimed = session.scalar(
-        insert_ignoring_conflicts(session, IdempotencyKey)
-        .values(key=key, actor=actor, request_hash=digest, response="", created_at=utcnow())
-        .returning(IdempotencyKey.key)
-    )
-    if claimed is not None:
+    connection = session.connection()
+    claim = {"key": key, "actor": actor, "request_hash": digest, "created_at": utcnow()}
+    if connection.execute(CLAIM(connection), claim).scalar() is not None:
         return None
-    row = session.execute(
-        select(IdempotencyKey.actor, IdempotencyKey.request_hash, IdempotencyKey.response).where(
-            IdempotencyKey.key == key
-        )
-    ).first()
+    row = connection.execute(STORED, {"key": key}).first()
     if row is None or not row.response:
         raise RetryTransactionError(f"idempotency key {key!r} is being used concurrently")
     if row.actor != actor or row.request_hash != digest:
@@ -58,5 +65,5 @@ def begin(session: Session, key: str, actor: str, request: dict[str, Any]) -> di
 
 
 def finish(session: Session, key: str, response: dict[str, Any]) -> dict[str, Any]:
-    session.execute(update(IdempotencyKey).where(IdempotencyKey.key == key).values(response=json.dumps(response)))
+    session.connection().execute(FINISH, {"b_key": key, "b_response": json.dumps(response)})
     return response

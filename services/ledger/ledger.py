@@ -4,20 +4,22 @@ A ``Ledger`` works inside its caller's transaction (one ``Session``) and never c
 service that owns the business transaction does. A batch of transfers locks its accounts in id
 order, refuses to take a never-negative account below zero (the database's CHECK constraint
 stands behind that), then changes every balance in one statement and writes the transfers in
-one more: ``COPY`` on PostgreSQL, a batched ``INSERT`` on SQLite.
+one more: ``COPY`` on PostgreSQL, a batched ``INSERT`` on SQLite. A caller that already locked the
+accounts (``lock``) passes what it read to ``post_many``, which then does not read them again.
+The statements on these paths are prebuilt, so they hit SQLAlchemy's compiled cache.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
 from sqlalchemy import Table, bindparam, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from services.db.sql import CHUNK, chunks, insert_ignoring_conflicts, is_postgres
+from services.db.sql import CHUNK, chunks, insert_ignoring_conflicts
 from services.ledger.errors import InsufficientFundsError, InvalidAmountError
 from services.ledger.models import MAY_GO_NEGATIVE, Account, AccountKind, Hold, HoldStatus, Transfer, utcnow
 
@@ -27,6 +29,44 @@ TRANSFER_COLUMNS = (
     "debit_account_id", "credit_account_id", "amount", "currency", "kind", "round_id", "wager_id", "hold_id",
     "request_key", "memo", "created_at",
 )  # fmt: skip
+ACCOUNTS = cast(Table, Account.__table__)
+HOLDS = cast(Table, Hold.__table__)
+LOCK = (
+    select(ACCOUNTS.c.id, ACCOUNTS.c.kind, ACCOUNTS.c.owner, ACCOUNTS.c.balance)
+    .where(ACCOUNTS.c.id.in_(bindparam("ids", expanding=True)))
+    .order_by(ACCOUNTS.c.id)
+    .with_for_update()
+)
+APPLY_POSTGRES = text(
+    "UPDATE accounts SET balance = accounts.balance + d.delta "
+    "FROM unnest(CAST(:ids AS bigint[]), CAST(:deltas AS bigint[])) AS d(id, delta) "
+    "WHERE accounts.id = d.id"
+)
+APPLY_EACH = (
+    update(ACCOUNTS)
+    .where(ACCOUNTS.c.id == bindparam("account"))
+    .values(balance=ACCOUNTS.c.balance + bindparam("delta"))
+)
+INSERT_HOLDS = insert(HOLDS).returning(HOLDS.c.wager_id, HOLDS.c.id)  # executemany: one compiled statement
+INSERT_TRANSFERS = insert(cast(Table, Transfer.__table__))
+COPY_TRANSFERS = f"COPY transfers ({', '.join(TRANSFER_COLUMNS)}) FROM STDIN"
+
+
+@dataclass(frozen=True, slots=True)
+class Locked:
+    """An account row as read under its lock (``Ledger.lock``) in the current transaction."""
+
+    kind: str
+    owner: str
+    balance: int
+
+
+@dataclass(frozen=True, slots=True)
+class Holds:
+    """What ``Ledger.place_holds`` did: each wager's hold id, and the new balances of wallet and escrow."""
+
+    ids: dict[str, int]
+    balances: dict[int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,13 +94,21 @@ class Ledger:
         self.session = session
         self.currency = validate_currency(currency)
         self._ids: dict[tuple[str, str], int] = {}
+        self._dialect: str | None = None
         self.request_key: str | None = None  # stamped on every transfer posted while set
+
+    @property
+    def _postgres(self) -> bool:
+        if self._dialect is None:
+            self._dialect = self.session.get_bind().dialect.name
+        return self._dialect == "postgresql"
 
     # ---- accounts --------------------------------------------------------------------
 
     def account(self, kind: AccountKind, owner: str = SYSTEM) -> int:
         """The id of the account, created on first use (safely under concurrent first uses)."""
-        return self.accounts(kind, [owner])[owner]
+        known = self._ids.get((kind, owner))
+        return known if known is not None else self.accounts(kind, [owner])[owner]
 
     def accounts(self, kind: AccountKind, owners: Iterable[str]) -> dict[str, int]:
         """The ids of many owners' accounts of one kind: one query when they exist, two more for any missing.
@@ -82,6 +130,10 @@ class Ledger:
                 self.session.execute(insert_ignoring_conflicts(self.session, Account).values(rows))
             self._load(missing, kinds)
         return {owner: self._ids[(kind, owner)] for owner in owners}
+
+    def know(self, kind: AccountKind, owner: str, account_id: int) -> None:
+        """Tell the ledger an account id the caller already knows (committed earlier), sparing the look-up."""
+        self._ids[(kind, owner)] = account_id
 
     def _load(self, owners: Sequence[str], kinds: Sequence[AccountKind]) -> None:
         for chunk in chunks(owners):
@@ -123,11 +175,13 @@ class Ledger:
     def post(self, movement: Movement) -> dict[int, int]:
         return self.post_many([movement])
 
-    def post_many(self, movements: Sequence[Movement]) -> dict[int, int]:
+    def post_many(self, movements: Sequence[Movement], locked: Mapping[int, Locked] | None = None) -> dict[int, int]:
         """Lock the accounts (in id order, so concurrent batches cannot deadlock), check, apply, record.
 
         Set-based whatever the batch size: one locking read, one balance update, one transfer write.
-        Returns the new balance of every account the batch touched.
+        ``locked``: accounts the caller already locked with ``lock`` in this transaction and has not
+        changed since; they are not read again (any others are locked here). Returns the new balance
+        of every account the batch touched.
         """
         deltas: dict[int, int] = defaultdict(int)
         for movement in movements:
@@ -135,52 +189,46 @@ class Ledger:
                 raise InvalidAmountError(f"transfer amount must be a positive whole number, got {movement.amount!r}")
             deltas[movement.debit] -= movement.amount
             deltas[movement.credit] += movement.amount
-        balances = self._lock_and_check(deltas)
+        rows = dict(locked or {})
+        missing = [account_id for account_id in deltas if account_id not in rows]
+        if missing:
+            rows.update(self.lock(missing))
+        self._check(deltas, rows)
         changed = {account_id: delta for account_id, delta in deltas.items() if delta}
         if changed:
             self._apply(changed)
         if movements:
             self._record(movements)
-        return {account_id: balances[account_id] + deltas[account_id] for account_id in deltas}
+        return {account_id: rows[account_id].balance + deltas[account_id] for account_id in deltas}
 
-    def _lock_and_check(self, deltas: dict[int, int]) -> dict[int, int]:
-        balances: dict[int, int] = {}
-        for chunk in chunks(sorted(deltas)):
-            rows = self.session.execute(
-                select(Account.id, Account.kind, Account.owner, Account.balance)
-                .where(Account.id.in_(chunk))
-                .order_by(Account.id)
-                .with_for_update()
-            )
-            for account_id, kind, owner, balance in rows:
-                balances[account_id] = balance
-                if balance + deltas[account_id] < 0 and kind not in MAY_GO_NEGATIVE:
-                    raise InsufficientFundsError(
-                        f"insufficient funds: {owner or 'system'} {kind} holds {balance} {self.currency}, "
-                        f"{-deltas[account_id]} needed"
-                    )
-        unknown = sorted(set(deltas) - set(balances))
+    def lock(self, account_ids: Iterable[int]) -> dict[int, Locked]:
+        """Lock the accounts for update, in id order (so concurrent lockers cannot deadlock); read them."""
+        connection = self.session.connection()
+        rows: dict[int, Locked] = {}
+        for chunk in chunks(sorted(set(account_ids))):
+            for account_id, kind, owner, balance in connection.execute(LOCK, {"ids": list(chunk)}):
+                rows[account_id] = Locked(kind, owner, balance)
+        return rows
+
+    def _check(self, deltas: Mapping[int, int], rows: Mapping[int, Locked]) -> None:
+        for account_id in sorted(deltas):
+            row = rows.get(account_id)
+            if row is not None and row.balance + deltas[account_id] < 0 and row.kind not in MAY_GO_NEGATIVE:
+                raise InsufficientFundsError(
+                    f"insufficient funds: {row.owner or 'system'} {row.kind} holds {row.balance} {self.currency}, "
+                    f"{-deltas[account_id]} needed"
+                )
+        unknown = sorted(set(deltas) - set(rows))
         if unknown:
             raise InvalidAmountError(f"no account with id {unknown[0]}")
-        return balances
 
     def _apply(self, changed: dict[int, int]) -> None:
-        if is_postgres(self.session):
-            self.session.execute(
-                text(
-                    "UPDATE accounts SET balance = accounts.balance + d.delta "
-                    "FROM unnest(CAST(:ids AS bigint[]), CAST(:deltas AS bigint[])) AS d(id, delta) "
-                    "WHERE accounts.id = d.id"
-                ),
-                {"ids": list(changed), "deltas": list(changed.values())},
-            )
+        connection = self.session.connection()
+        if self._postgres:
+            connection.execute(APPLY_POSTGRES, {"ids": list(changed), "deltas": list(changed.values())})
             return
-        table = cast(Table, Account.__table__)
-        self.session.connection().execute(
-            update(table)
-            .where(table.c.id == bindparam("account"))
-            .values(balance=table.c.balance + bindparam("delta")),
-            [{"account": account_id, "delta": delta} for account_id, delta in changed.items()],
+        connection.execute(
+            APPLY_EACH, [{"account": account_id, "delta": delta} for account_id, delta in changed.items()]
         )
 
     def _record(self, movements: Sequence[Movement]) -> None:
@@ -190,15 +238,16 @@ class Ledger:
              self.request_key, m.memo, now)
             for m in movements
         ]  # fmt: skip
-        if is_postgres(self.session):
-            driver = self.session.connection().connection.driver_connection
+        connection = self.session.connection()
+        if self._postgres:
+            driver = connection.connection.driver_connection
             assert driver is not None
             cursor = driver.cursor()
-            with cursor, cursor.copy(f"COPY transfers ({', '.join(TRANSFER_COLUMNS)}) FROM STDIN") as copy:
+            with cursor, cursor.copy(COPY_TRANSFERS) as copy:
                 for row in rows:
                     copy.write_row(row)
             return
-        self.session.execute(insert(Transfer), [dict(zip(TRANSFER_COLUMNS, row, strict=True)) for row in rows])
+        connection.execute(INSERT_TRANSFERS, [dict(zip(TRANSFER_COLUMNS, row, strict=True)) for row in rows])
 
     # ---- player money ----------------------------------------------------------------
 
@@ -269,28 +318,33 @@ class Ledger:
 
         A wager named twice gets one hold of the sum.
         """
+        return self.place_holds(player, round_id, stakes).ids
+
+    def place_holds(
+        self, player: str, round_id: str, stakes: Sequence[tuple[str, int]], locked: Mapping[int, Locked] | None = None
+    ) -> Holds:
+        """``hold_many``, also returning the new balances; ``locked`` as for ``post_many``."""
         amounts: dict[str, int] = {}
         for wager_id, amount in stakes:
             if type(amount) is not int or amount <= 0:
                 raise InvalidAmountError(f"hold amount must be a positive whole number, got {amount!r}")
             amounts[wager_id] = amounts.get(wager_id, 0) + amount
+        if not amounts:
+            return Holds({}, {})
         now = utcnow()
-        table = cast(Table, Hold.__table__)
         rows = [
             {"player": player, "currency": self.currency, "amount": amount, "round_id": round_id,
              "wager_id": wager_id, "status": str(HoldStatus.PENDING), "created_at": now}
             for wager_id, amount in amounts.items()
         ]  # fmt: skip
-        returned = self.session.connection().execute(insert(table).values(rows).returning(table.c.wager_id, table.c.id))
+        returned = self.session.connection().execute(INSERT_HOLDS, rows)
         hold_ids = {str(wager_id): int(hold_id) for wager_id, hold_id in returned}
         wallet, escrow = self.account(AccountKind.WALLET, player), self.account(AccountKind.HOLD, player)
-        self.post_many(
-            [
-                Movement(wallet, escrow, amount, "hold", round_id, wager_id, hold_ids[wager_id])
-                for wager_id, amount in amounts.items()
-            ]
-        )
-        return hold_ids
+        movements = [
+            Movement(wallet, escrow, amount, "hold", round_id, wager_id, hold_ids[wager_id])
+            for wager_id, amount in amounts.items()
+        ]
+        return Holds(hold_ids, self.post_many(movements, locked))
 
     def claim_holds(self, round_id: str, status: HoldStatus) -> list[tuple[int, str, str, int]]:
         """Resolve every pending hold of the round at once: (id, player, wager_id, amount) of each.

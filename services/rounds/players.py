@@ -8,9 +8,10 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+import time
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -20,6 +21,9 @@ from services.rounds.models import Player
 
 ROLES = ("player", "dealer", "operator")
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+AUTH_TTL_S = 5.0  # how long a successful authentication is reused: the delay before a revocation takes effect
+AUTH_CACHE = 10_000  # tokens remembered at most; the cache is emptied when full
+BY_TOKEN = select(Player.id, Player.role).where(Player.token_hash == bindparam("token_hash"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +39,7 @@ def token_hash(token: str) -> str:
 class PlayerService:
     def __init__(self, sessions: sessionmaker[Session]) -> None:
         self.sessions = sessions
+        self._known: dict[str, tuple[float, Identity]] = {}  # token hash -> (valid until, identity)
 
     def register(self, player_id: str, role: str = "player") -> str:
         """Create the account and return its bearer token (the only time it is shown)."""
@@ -55,8 +60,24 @@ class PlayerService:
         return token
 
     def authenticate(self, token: str) -> Identity:
+        """Who holds the token. Every request asks, so a success is reused for ``AUTH_TTL_S`` seconds.
+
+        Revocation delay: a token deleted (or a role changed) in the database still authenticates,
+        as before, for up to ``AUTH_TTL_S`` (5 s) in each process that saw it. Unknown tokens are
+        never cached: they are looked up every time.
+        """
+        digest = token_hash(token)
+        now = time.monotonic()
+        known = self._known.get(digest)
+        if known is not None and known[0] > now:
+            return known[1]
         with self.sessions() as session:
-            row = session.execute(select(Player.id, Player.role).where(Player.token_hash == token_hash(token))).first()
+            row = session.connection().execute(BY_TOKEN, {"token_hash": digest}).first()
         if row is None:
+            self._known.pop(digest, None)
             raise AuthError("unknown or revoked bearer token")
-        return Identity(row.id, row.role)
+        identity = Identity(row.id, row.role)
+        if len(self._known) >= AUTH_CACHE:
+            self._known.clear()
+        self._known[digest] = (now + AUTH_TTL_S, identity)
+        return identity

@@ -5,6 +5,11 @@ transaction (``run_transaction``) that verifies the input against the Pok Deng e
 it to the round's command log, moves money through the ledger, and returns the engine's events.
 Bets serialize with the close of betting on the round row: bets take a shared lock, the close
 an exclusive one, so a bet is either fully in before the close or refused after it.
+
+A bet slip is the hot path (every player, many times a round): it runs prebuilt Core statements
+on the session's connection, with no ORM objects, and keeps the players' account ids across
+requests (ids never change; an id enters the cache only once the transaction that found it
+committed).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import Table, bindparam, insert, select, update
+from sqlalchemy import Connection, Row, Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.cards import Card
@@ -25,8 +30,7 @@ from services.games.pokdeng import Phase, PokDengRound, Position, Side, TableSet
 from services.games.pokdeng import events as ev
 from services.games.pokdeng.transcript import result_to_dict
 from services.ledger import AccountKind, Ledger, StakeResult, idempotency, settle_round
-from services.ledger.ledger import validate_currency
-from services.ledger.models import Account
+from services.ledger.ledger import Locked, validate_currency
 from services.rounds.clock import Clock, SystemClock
 from services.rounds.engines import RECALCULATE, EngineCache, corrected
 from services.rounds.errors import (
@@ -39,9 +43,28 @@ from services.rounds.errors import (
 from services.rounds.models import GameTable, Round, RoundLogEntry, ThresholdChange, Wager
 
 T = TypeVar("T")
-INSURANCE = "insurance:"
-SETTINGS_CACHE = (
-    1024  # rounds whose parsed settings are kept  # hold/stake id prefix of a player's insurance in a round
+INSURANCE = "insurance:"  # hold/stake id prefix of a player's insurance in a round
+SETTINGS_CACHE = 1024  # rounds whose parsed settings are kept
+ACCOUNT_CACHE = 200_000  # (currency, kind, owner) account ids kept; cleared when full
+ACCOUNT_IDS = "account_ids"  # session.info key: ids found in the transaction, cached after it commits
+
+ROUNDS = cast(Table, Round.__table__)
+WAGERS = cast(Table, Wager.__table__)
+BETTING_ROUND = (
+    select(ROUNDS.c.phase, ROUNDS.c.betting_closes_at, ROUNDS.c.table_id, ROUNDS.c.settings)
+    .where(ROUNDS.c.id == bindparam("round_id"))
+    .with_for_update(read=True)
+)
+OWN_WAGERS = (
+    select(WAGERS.c.id, WAGERS.c.side, WAGERS.c.seat, WAGERS.c.stake)
+    .where(WAGERS.c.round_id == bindparam("round_id"), WAGERS.c.player == bindparam("player"))
+    .order_by(WAGERS.c.seq)
+)
+NEW_WAGERS = insert(WAGERS)
+RAISE_WAGERS = (
+    update(WAGERS)
+    .where(WAGERS.c.id == bindparam("wager_id"))
+    .values(stake=WAGERS.c.stake + bindparam("add"), updated_at=bindparam("now"))
 )
 
 
@@ -50,6 +73,23 @@ class Bet:
     side: Side
     seat: Position
     stake: int
+
+
+@dataclass
+class Slip:
+    """A bet slip worked out against the player's own wagers: what to write, what to hold, what to answer."""
+
+    new: dict[str, dict[str, Any]]  # wager id -> the row to insert, in order of first placement
+    raises: dict[str, int]  # wager id -> stake added to an existing wager
+    wagers: dict[str, tuple[str, str, int]]  # wager id -> (side, seat, stake after the slip)
+    holds: list[tuple[str, int]]  # (wager id, amount to hold), one per bet
+
+    def answer(self) -> list[dict[str, Any]]:
+        """The slip's wagers, each once in order of the bets, with its stake after the slip."""
+        return [
+            {"wager_id": w, "side": self.wagers[w][0], "seat": self.wagers[w][1], "stake": self.wagers[w][2]}
+            for w in dict.fromkeys(wager_id for wager_id, _ in self.holds)
+        ]
 
 
 @dataclass
@@ -69,6 +109,7 @@ class RoundService:
         self.engines = EngineCache()
         self._currencies: dict[str, str] = {}
         self._round_settings: dict[str, TableSettings] = {}
+        self._account_ids: dict[tuple[str, str, str], int] = {}  # (currency, kind, owner) -> committed id
 
     # ---- tables and rounds -----------------------------------------------------------
 
@@ -136,46 +177,18 @@ class RoundService:
             stored = idempotency.begin(session, key, player, request)
             if stored is not None:
                 return stored
-            round_ = self._round(session, round_id, shared=True)
-            now = self.clock.now()
-            if round_.phase != Phase.BETTING or now >= _aware(round_.betting_closes_at):
-                raise BettingClosedError(f"round {round_id}: betting is closed (phase {round_.phase})")
+            connection = session.connection()
+            round_, now = self._betting_round(connection, round_id)
             if not bets:
                 raise BettingClosedError("a bet slip needs at least one bet")
-            settings = self._settings(round_)
-            ledger = self._ledger(session, round_)
-            self._lock_wallet(session, ledger, player)
-            own = session.scalars(
-                select(Wager).where(Wager.round_id == round_id, Wager.player == player).order_by(Wager.seq)
-            ).all()
-            check = PokDengRound(settings)  # the player's own wagers are all the betting rules look at
-            for wager in own:
-                check.place_wager(wager.id, player, Side(wager.side), Position(wager.seat), wager.stake)
-            by_key = {(w.side, w.seat): w for w in own}
-            holds: list[tuple[str, int]] = []
-            for bet in bets:
-                existing = by_key.get((str(bet.side), str(bet.seat)))
-                wager_id = existing.id if existing else uuid.uuid4().hex
-                check.place_wager(wager_id, player, bet.side, bet.seat, bet.stake)
-                holds.append((wager_id, settings.hold_multiple * bet.stake))
-                if existing is None:
-                    existing = Wager(
-                        id=wager_id, round_id=round_id, player=player, side=str(bet.side), seat=str(bet.seat),
-                        stake=0, created_at=now, updated_at=now,
-                    )  # fmt: skip
-                    session.add(existing)
-                    by_key[(str(bet.side), str(bet.seat))] = existing
-                existing.stake += bet.stake
-                existing.updated_at = now
-            ledger.hold_many(player, round_id, holds)
-            session.flush()
-            by_id = {wager.id: wager for wager in by_key.values()}
-            wagers = [by_id[wager_id] for wager_id in dict.fromkeys(wager_id for wager_id, _ in holds)]
-            response = {
-                "round_id": round_id,
-                "wagers": [{"wager_id": w.id, "side": w.side, "seat": w.seat, "stake": w.stake} for w in wagers],
-                "balance": ledger.wallet(player),
-            }
+            settings = self._settings(round_id, round_.settings)
+            ledger = Ledger(session, self._currency(session, round_.table_id))
+            wallet, locked = self._lock_player(session, ledger, player)
+            own = connection.execute(OWN_WAGERS, {"round_id": round_id, "player": player}).all()
+            slip = _plan_slip(settings, player, round_id, own, bets, now)
+            holds = ledger.place_holds(player, round_id, slip.holds, locked)
+            _write_wagers(connection, slip, now)
+            response = {"round_id": round_id, "wagers": slip.answer(), "balance": holds.balances[wallet]}
             return idempotency.finish(session, key, response)
 
         return self._run(work)
@@ -317,18 +330,25 @@ class RoundService:
     # ---- internals --------------------------------------------------------------------
 
     def _run(self, work: Callable[[Session], T]) -> T:
-        """One transaction; the engines it advanced go back to the cache only after the commit."""
+        """One transaction; the engines it advanced and the account ids it found are cached only after the commit."""
         advanced: dict[str, tuple[int, PokDengRound]] = {}
+        found: dict[tuple[str, str, str], int] = {}
 
         def attempt(session: Session) -> T:
             advanced.clear()
+            found.clear()
             value = work(session)
             advanced.update(session.info.pop("engines", {}))
+            found.update(session.info.pop(ACCOUNT_IDS, {}))
             return value
 
         value = run_transaction(self.sessions, attempt)
         for round_id, (length, engine) in advanced.items():
             self.engines.give_back(round_id, length, engine)
+        if found:
+            if len(self._account_ids) + len(found) > ACCOUNT_CACHE:
+                self._account_ids.clear()
+            self._account_ids.update(found)
         return value
 
     def _command(self, round_id: str, command: ev.Command, actor: str, window: bool = False) -> Applied:
@@ -391,34 +411,59 @@ class RoundService:
         )  # fmt: skip
         session.flush()
 
-    def _round(self, session: Session, round_id: str, shared: bool = False) -> Round:
-        round_ = session.scalar(select(Round).where(Round.id == round_id).with_for_update(read=shared))
+    def _round(self, session: Session, round_id: str) -> Round:
+        round_ = session.scalar(select(Round).where(Round.id == round_id).with_for_update())
         if round_ is None:
             raise NotFoundError(f"round {round_id!r} does not exist")
         return round_
 
-    def _ledger(self, session: Session, round_: Round) -> Ledger:
-        """A ledger in the table's currency (a table's currency never changes, so it is looked up once)."""
-        currency = self._currencies.get(round_.table_id)
-        if currency is None:
-            currency = str(session.scalar(select(GameTable.currency).where(GameTable.id == round_.table_id)))
-            self._currencies[round_.table_id] = currency
-        return Ledger(session, currency)
+    def _betting_round(self, connection: Connection, round_id: str) -> tuple[Row[Any, Any, Any, Any], datetime]:
+        """The round's row under a shared lock (the close of betting takes it exclusively), if betting is open."""
+        round_ = connection.execute(BETTING_ROUND, {"round_id": round_id}).first()
+        if round_ is None:
+            raise NotFoundError(f"round {round_id!r} does not exist")
+        now = self.clock.now()
+        if round_.phase != Phase.BETTING or now >= _aware(round_.betting_closes_at):
+            raise BettingClosedError(f"round {round_id}: betting is closed (phase {round_.phase})")
+        return round_, now
 
-    def _settings(self, round_: Round) -> TableSettings:
+    def _ledger(self, session: Session, round_: Round) -> Ledger:
+        return Ledger(session, self._currency(session, round_.table_id))
+
+    def _currency(self, session: Session, table_id: str) -> str:
+        """The table's currency (it never changes, so it is looked up once)."""
+        currency = self._currencies.get(table_id)
+        if currency is None:
+            currency = str(session.scalar(select(GameTable.currency).where(GameTable.id == table_id)))
+            self._currencies[table_id] = currency
+        return currency
+
+    def _settings(self, round_id: str, raw: str) -> TableSettings:
         """The settings the round opened with (fixed for its life, so parsed once per round)."""
-        settings = self._round_settings.get(round_.id)
+        settings = self._round_settings.get(round_id)
         if settings is None:
-            settings = TableSettings.from_mapping(json.loads(round_.settings))
+            settings = TableSettings.from_mapping(json.loads(raw))
             if len(self._round_settings) >= SETTINGS_CACHE:
                 self._round_settings.clear()
-            self._round_settings[round_.id] = settings
+            self._round_settings[round_id] = settings
         return settings
 
-    def _lock_wallet(self, session: Session, ledger: Ledger, player: str) -> None:
-        """Serialize one player's own requests: the both-sides rule needs to see every earlier bet."""
-        wallet = ledger.account(AccountKind.WALLET, player)
-        session.execute(select(Account.id).where(Account.id == wallet).with_for_update())
+    def _lock_player(self, session: Session, ledger: Ledger, player: str) -> tuple[int, dict[int, Locked]]:
+        """Lock the player's wallet and escrow: the wallet id and both rows as read under the lock.
+
+        Serializes one player's own requests (the both-sides rule needs to see every earlier bet);
+        the balances read here are the ones the holds are checked against.
+        """
+        kinds = (AccountKind.WALLET, AccountKind.HOLD)
+        keys = [(ledger.currency, str(kind), player) for kind in kinds]
+        known = [self._account_ids.get(key) for key in keys]
+        for kind, account_id in zip(kinds, known, strict=True):
+            if account_id is not None:
+                ledger.know(kind, player, account_id)
+        ids = [ledger.account(kind, player) for kind in kinds]
+        if None in known:
+            session.info.setdefault(ACCOUNT_IDS, {}).update(zip(keys, ids, strict=True))
+        return ids[0], ledger.lock(ids)
 
     def _check_window(self, round_: Round, engine: PokDengRound) -> None:
         deadline = round_.window_closes_at
@@ -433,6 +478,54 @@ class RoundService:
             .order_by(ThresholdChange.changed_at, ThresholdChange.id)
         )
         return {player: threshold for player, threshold in rows}
+
+
+def _plan_slip(
+    settings: TableSettings,
+    player: str,
+    round_id: str,
+    own: Sequence[Row[Any, Any, Any, Any]],
+    bets: Sequence[Bet],
+    now: datetime,
+) -> Slip:
+    """Check the bets against the player's own wagers (all the betting rules look at) and plan the writes.
+
+    A bet on a (side, seat) the player already has raises that wager; a new one gets a new wager.
+    """
+    check = PokDengRound(settings)
+    wagers: dict[str, tuple[str, str, int]] = {}
+    by_key: dict[tuple[str, str], str] = {}
+    for wager_id, side, seat, stake in own:
+        check.place_wager(wager_id, player, Side(side), Position(seat), stake)
+        wagers[wager_id] = (side, seat, stake)
+        by_key[(side, seat)] = wager_id
+    slip = Slip({}, {}, wagers, [])
+    for bet in bets:
+        side, seat = str(bet.side), str(bet.seat)
+        wager_id = by_key.get((side, seat)) or uuid.uuid4().hex
+        by_key[(side, seat)] = wager_id
+        check.place_wager(wager_id, player, bet.side, bet.seat, bet.stake)
+        slip.holds.append((wager_id, settings.hold_multiple * bet.stake))
+        if wager_id not in wagers:
+            slip.new[wager_id] = {
+                "id": wager_id, "round_id": round_id, "player": player, "side": side, "seat": seat, "stake": 0,
+                "net": None, "created_at": now, "updated_at": now,
+            }  # fmt: skip
+            wagers[wager_id] = (side, seat, 0)
+        if wager_id in slip.new:
+            slip.new[wager_id]["stake"] += bet.stake
+        else:
+            slip.raises[wager_id] = slip.raises.get(wager_id, 0) + bet.stake
+        wagers[wager_id] = (side, seat, wagers[wager_id][2] + bet.stake)
+    return slip
+
+
+def _write_wagers(connection: Connection, slip: Slip, now: datetime) -> None:
+    """Insert the slip's new wagers (``seq`` keeps their order) and raise the existing ones."""
+    if slip.new:
+        connection.execute(NEW_WAGERS, list(slip.new.values()))
+    if slip.raises:
+        connection.execute(RAISE_WAGERS, [{"wager_id": w, "add": add, "now": now} for w, add in slip.raises.items()])
 
 
 def _flow(round_: PokDengRound) -> list[tuple[str, str]]:
