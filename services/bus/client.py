@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
@@ -35,7 +36,7 @@ class Subscriber:
         self.messages: list[mqtt.MQTTMessage] = []
         self.changed = threading.Condition()
         self.subscribed = threading.Event()
-        self.client = make_client(client_id)
+        self.client = make_client(client_id or f"subscriber-{uuid.uuid4().hex[:12]}")
         self.topics = topics
         self.client.on_connect = self._on_connect
         self.client.on_subscribe = lambda *_args: self.subscribed.set()

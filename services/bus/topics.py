@@ -37,3 +37,18 @@ def shoe_resend(table: str) -> str:
 def shoe_control(table: str) -> str:
     """Commands to the shoe daemon from the dealer console or an operator (a new deck is loaded)."""
     return f"{_table(table)}/shoe/control"
+
+
+def round_state(table: str) -> str:
+    """The public round state (retained): phase, timers, revealed cards, results — never a card before its reveal."""
+    return f"{_table(table)}/round/state"
+
+
+def round_dealer(table: str) -> str:
+    """The dealer console (retained): next expected position, scanned cards (face-down ones as received), alerts."""
+    return f"{_table(table)}/round/dealer"
+
+
+def round_commands(table: str) -> str:
+    """Notifications to the controller that a decision, insurance or operator command was recorded."""
+    return f"{_table(table)}/round/commands"

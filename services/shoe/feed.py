@@ -121,6 +121,8 @@ class ShoeFeedClient:
                 if status.shoe_id == self.feed.shoe_id:
                     self._last_seq = max(self._last_seq, status.last_seq)
                 return
+            if message.topic != self._cards:
+                return  # not ours (a broker may hand over retained messages of other topics)
             event = decode_shoe_event(bytes(message.payload))
         except MessageError as error:
             self.malformed += 1

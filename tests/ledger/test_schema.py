@@ -4,6 +4,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine
 
+import services.controller.models
 import services.ledger.models
 import services.rounds.models  # noqa: F401
 from services.db.base import Base

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,16 +26,9 @@ from services.cli import main
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
 from services.shoe.feed import ShoeEvent, ShoeFeedClient
 from tests.conftest import BrokerProcess
+from tests.support import wait_until
 
 FAST = Backoff(first=0.02, factor=2, cap=0.2)
-
-
-def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.02)
 
 
 class Received:

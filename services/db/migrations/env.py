@@ -2,6 +2,7 @@
 
 from alembic import context
 
+import services.controller.models
 import services.ledger.models
 import services.rounds.models  # noqa: F401
 from services.db.base import Base

@@ -1,0 +1,62 @@
+"""``studio controller --tables T1,T2``: the round controller for those tables."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from typing import Any
+
+from services.bus import broker
+from services.controller.runner import Controller
+from services.controller.table import ControllerSettings
+from services.db import make_engine, migrate, session_factory
+from services.rounds.errors import RoundError
+from services.rounds.models import GameTable
+from services.rounds.service import RoundService
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("controller", help="run the round controller for some tables")
+    parser.add_argument("--tables", required=True, help="comma-separated table ids (created if missing)")
+    parser.add_argument("--shoe-id", default=None, help="the shoe of every table (default: TABLE-shoe)")
+    parser.add_argument("--result-pause", type=float, default=5.0, help="seconds results stay before the next round")
+    parser.add_argument("--manual", action="store_true", help="do not open rounds by themselves (operator opens)")
+    parser.add_argument("--broker", default=None)
+    parser.add_argument("--database", default=None)
+    parser.set_defaults(run=run_controller)
+
+
+def run_controller(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    tables = [table.strip() for table in args.tables.split(",") if table.strip()]
+    try:
+        url = broker.broker_url(args.broker)
+    except broker.BrokerNotFoundError as error:
+        print(f"studio controller: {error}", file=sys.stderr)
+        return 2
+    engine = make_engine(args.database)
+    migrate(engine)
+    service = RoundService(session_factory(engine))
+    for table in tables:
+        with service.sessions() as session:
+            exists = session.get(GameTable, table) is not None
+        if not exists:
+            try:
+                service.create_table(table)
+            except RoundError as error:
+                print(f"studio controller: {error}", file=sys.stderr)
+                return 2
+    settings = {
+        table: ControllerSettings(
+            args.shoe_id or f"{table}-shoe", result_pause_ms=int(1000 * args.result_pause), auto_open=not args.manual
+        )
+        for table in tables
+    }
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    Controller(service, url, settings).run(stop)
+    return 0

@@ -1,0 +1,39 @@
+"""The controller's own record: every message it took from a table's shoe, and what became of it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Boolean, DateTime, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from services.db.base import Base
+from services.ledger.models import utcnow
+
+
+class ShoeJournal(Base):
+    """One shoe message as the controller disposed of it: dealt, burn, refused (with why) or a new deck.
+
+    Unique per ``(table, shoe, boot, seq)``: a message delivered twice is recorded once, and after a
+    restart the controller resumes the shoe's feed after the last ``seq`` recorded here.
+    """
+
+    __tablename__ = "shoe_journal"
+    __table_args__ = (
+        UniqueConstraint("table_id", "shoe_id", "boot_id", "seq", name="uq_shoe_journal_message"),
+        Index("ix_shoe_journal_table", "table_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(64))
+    shoe_id: Mapped[str] = mapped_column(String(64))
+    boot_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    kind: Mapped[str] = mapped_column(String(16))  # card | new_deck
+    card: Mapped[str | None] = mapped_column(String(2))
+    burn: Mapped[bool] = mapped_column(Boolean, default=False)
+    disposition: Mapped[str] = mapped_column(String(16))  # dealt | burn | refused | deck
+    reason: Mapped[str] = mapped_column(Text, default="")
+    round_id: Mapped[str | None] = mapped_column(String(64))
+    video_tc: Mapped[str] = mapped_column(String(16), default="")
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

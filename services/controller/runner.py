@@ -1,0 +1,129 @@
+"""The controller process: many tables, one writer each, fed from MQTT, publishing round views.
+
+All inputs — shoe messages (through each table's exactly-once ``ShoeFeedClient``), shoe alarms,
+notifications on ``…/round/commands`` — go into one queue that a single worker drains, and the
+same worker ticks every table's timers between messages. One thread writes, so a table never
+sees two of its inputs at once; tables share the thread, which is plenty for dozens of tables.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import paho.mqtt.client as mqtt
+
+from services.bus import topics
+from services.bus.client import connect, make_client
+from services.bus.messages import MessageError, ShoeAlarm, decode
+from services.controller.table import ControllerSettings, TableController
+from services.rounds.clock import Clock, SystemClock
+from services.rounds.service import RoundService
+from services.shoe.feed import ShoeEvent, ShoeFeedClient
+
+log = logging.getLogger("studio.controller")
+TICK_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class Inbound:
+    table: str
+    kind: str  # shoe | alarm | command
+    payload: Any
+
+
+class Controller:
+    def __init__(
+        self,
+        service: RoundService,
+        url: str,
+        tables: dict[str, ControllerSettings],
+        clock: Clock | None = None,
+    ) -> None:
+        self.service = service
+        self.url = url
+        self.clock = clock or SystemClock()
+        self.inbox: queue.Queue[Inbound] = queue.Queue()
+        self.client = make_client(f"controller-{'-'.join(sorted(tables))[:40]}")
+        self.client.on_connect = self._on_connect
+        self.client.on_message = self._on_message
+        self.tables = {
+            table: TableController(table, service, settings, publish=self._publisher(table))
+            for table, settings in tables.items()
+        }
+        self.feeds: list[ShoeFeedClient] = []
+        self.malformed = 0
+
+    def _publisher(self, table: str) -> Callable[[str, dict[str, Any]], None]:
+        names = {"state": topics.round_state(table), "dealer": topics.round_dealer(table)}
+
+        def publish(view: str, payload: dict[str, Any]) -> None:
+            self.client.publish(names[view], json.dumps(payload, separators=(",", ":")), qos=1, retain=True)
+
+        return publish
+
+    def run(self, stop: threading.Event) -> None:
+        connect(self.client, self.url)
+        for table, controller in self.tables.items():
+            controller.recover()
+            self.feeds.append(
+                ShoeFeedClient(
+                    self.url, table, controller.settings.shoe_id,
+                    lambda event, table=table: self.inbox.put(Inbound(table, "shoe", event)),  # type: ignore[misc]
+                    next_seq=controller.next_seq(),
+                )
+            )  # fmt: skip
+        try:
+            while not stop.is_set():
+                try:
+                    item = self.inbox.get(timeout=TICK_SECONDS)
+                except queue.Empty:
+                    item = None
+                if item is not None:
+                    self._handle(item)
+                now = self.clock.now()
+                for controller in self.tables.values():
+                    controller.tick(now)
+        finally:
+            for feed in self.feeds:
+                feed.close()
+            self.client.disconnect()
+            self.client.loop_stop()
+
+    def _handle(self, item: Inbound) -> None:
+        controller = self.tables[item.table]
+        try:
+            if item.kind == "shoe":
+                event: ShoeEvent = item.payload
+                controller.on_shoe(event)
+            elif item.kind == "alarm":
+                controller.on_alarm(item.payload)
+            else:
+                controller.refresh()
+        except Exception:  # one bad input must not stop every table: log it, alert, carry on
+            log.exception("table %s: failed to handle %s", item.table, item.kind)
+            controller.refresh()
+
+    def _on_connect(self, client: mqtt.Client, _data: object, _flags: object, _reason: object, _p: object) -> None:
+        subscriptions = []
+        for table in self.tables:
+            subscriptions += [(topics.shoe_alarms(table), 1), (topics.round_commands(table), 1)]
+        client.subscribe(subscriptions)
+
+    def _on_message(self, _client: mqtt.Client, _data: object, message: mqtt.MQTTMessage) -> None:
+        table = message.topic.split("/")[3]
+        if table not in self.tables:
+            return
+        if message.topic == topics.shoe_alarms(table):
+            try:
+                self.inbox.put(Inbound(table, "alarm", decode(ShoeAlarm, bytes(message.payload))))
+            except MessageError as error:
+                self.malformed += 1
+                log.warning("ignored an alarm: %s", error)
+        else:
+            self.inbox.put(Inbound(table, "command", None))

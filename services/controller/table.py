@@ -1,0 +1,314 @@
+"""One table's writer: rounds on time, shoe cards into the round, every refusal recorded and raised.
+
+``TableController`` is driven by three inputs — shoe messages (already de-duplicated and in order,
+from ``ShoeFeed``), shoe alarms, and ``tick()`` (the clock) — and changes rounds only through the
+``RoundService``, so the controller holds no round logic of its own: it asks the engine what it
+expects, and the service's transaction appends every step to the round's log before anything is
+published. Its memory is a cache of the database: ``recover()`` rebuilds it after a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
+from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck
+from services.cards import Card, DeckTracker
+from services.controller.models import ShoeJournal
+from services.db.unit_of_work import run_transaction
+from services.games.pokdeng import AwaitingCard, AwaitingDecision, AwaitingInsurance, Phase, PokDengError, PokDengRound
+from services.games.pokdeng.views import public_view
+from services.rounds.engines import load
+from services.rounds.errors import RoundError
+from services.rounds.models import Round
+from services.rounds.service import RoundService
+
+log = logging.getLogger("studio.controller")
+CARDS_PER_ROUND = 12  # at most: four hands of three
+FINISHED = (Phase.SETTLED, Phase.VOID)
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    shoe_id: str  # the only shoe whose cards this table takes
+    result_pause_ms: int = 5_000  # results stay on screen this long before the next round opens
+    auto_open: bool = True  # open the next round by itself (off: an operator opens rounds)
+
+
+@dataclass
+class Snapshot:
+    """The current round as the database has it."""
+
+    round_id: str
+    phase: str
+    betting_closes_at: datetime
+    window_closes_at: datetime | None
+    finished_at: datetime | None
+    engine: PokDengRound
+
+
+@dataclass
+class Alert:
+    kind: str  # refused_card | misread | deck_low | device | controller
+    message: str
+    at: str
+    card: str | None = None
+
+
+Publish = Callable[[str, dict[str, Any]], None]  # (view name: "state" | "dealer", payload)
+
+
+@dataclass
+class TableController:
+    table_id: str
+    service: RoundService
+    settings: ControllerSettings
+    publish: Publish = field(default=lambda _view, _payload: None)
+    deck: DeckTracker = field(default_factory=DeckTracker)
+    current: Snapshot | None = None
+    alerts: list[Alert] = field(default_factory=list)
+    paused: str = ""  # why the deal is stopped (a misread): the next card scanned resumes it
+    counters: dict[str, int] = field(default_factory=dict)
+    refresh_every: timedelta = timedelta(seconds=1)  # re-read the round even without a notification
+    _refreshed_at: datetime | None = None
+    _published: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    # ---- inputs -------------------------------------------------------------------------
+
+    def on_shoe(self, message: ShoeCard | ShoeNewDeck) -> None:
+        if isinstance(message, ShoeNewDeck):
+            self.deck.shuffle()
+            self._journal(message, "deck")
+            self._count("new_decks")
+            self._publish()
+            return
+        if message.shoe_id != self.settings.shoe_id:
+            self._refuse(message, f"card {message.card} from shoe {message.shoe_id}, not this table's shoe")
+            return
+        if self._replayed(message):
+            return
+        card = Card.from_code(message.card)
+        if self.deck.has_seen(card):
+            shown = "a face-down card" if card in self._hidden() else f"card {card}"
+            self._refuse(message, f"{shown} was already dealt from this deck", public_card=card not in self._hidden())
+            return
+        if message.burn:
+            self.deck.record(card)
+            self._journal(message, "burn")
+            self._count("burn_cards")
+            self._publish()
+            return
+        expecting = self.current.engine.expecting if self.current else None
+        if not isinstance(expecting, AwaitingCard):
+            state = self.current.phase if self.current else "no round"
+            self._refuse(message, f"card {card} scanned while no card is expected ({state})")
+            return
+        assert self.current is not None
+        try:
+            self.service.deal(self.current.round_id, card, actor=f"shoe:{message.seq}")
+        except (PokDengError, RoundError) as error:
+            self._refuse(message, str(error))
+            return
+        self.deck.record(card)
+        self.paused = ""
+        self._journal(message, "dealt")
+        self._count("cards_dealt")
+        self.refresh()
+
+    def on_alarm(self, alarm: ShoeAlarm) -> None:
+        if alarm.kind == "misread":
+            self.paused = f"misread at {alarm.video_tc}: re-scan the card"
+            self._alert(
+                "misread", f"the shoe could not read a card ({alarm.text}); deal stopped until it is re-scanned"
+            )
+        elif alarm.kind in ("device_alarm", "reader_fault", "invalid_card"):
+            self._alert("device", f"{alarm.kind}: {alarm.code} {alarm.text}".strip())
+        self._publish()
+
+    def tick(self, now: datetime) -> None:
+        """Act on whatever deadline has passed: open, close betting, close insurance, time out a seat."""
+        if self._refreshed_at is None or now - self._refreshed_at >= self.refresh_every:
+            self._refreshed_at = now  # an operator or a player may have moved the round through the API
+            self.refresh()
+        current = self.current
+        try:
+            if current is None or current.phase in FINISHED:
+                self._maybe_open(now, current)
+            elif current.phase == Phase.BETTING and now >= _aware(current.betting_closes_at):
+                self.service.close_betting(current.round_id)
+                self._count("betting_closed")
+                self.refresh()
+            elif current.window_closes_at is not None and now >= _aware(current.window_closes_at):
+                self._window_ended(current)
+        except (PokDengError, RoundError) as error:
+            # someone else moved the round first (a decision, an operator): read it again
+            log.info("table %s: %s; refreshing", self.table_id, error)
+            self.refresh()
+
+    def _window_ended(self, current: Snapshot) -> None:
+        expecting = current.engine.expecting
+        if isinstance(expecting, AwaitingInsurance):
+            self.service.close_insurance(current.round_id)
+        elif isinstance(expecting, AwaitingDecision):
+            self.service.decision_timeout(current.round_id, expecting.seat)
+            self._count("decision_timeouts")
+        self.refresh()
+
+    def _maybe_open(self, now: datetime, current: Snapshot | None) -> None:
+        if not self.settings.auto_open:
+            return
+        pause = timedelta(milliseconds=self.settings.result_pause_ms)
+        if current is not None and current.finished_at is not None and now < _aware(current.finished_at) + pause:
+            return
+        if not self.deck.can_deal(CARDS_PER_ROUND):
+            if not any(a.kind == "deck_low" for a in self.alerts[-3:]):
+                self._alert("deck_low", f"{self.deck.remaining} cards left: load a new deck before the next round")
+                self._publish()
+            return
+        self.service.open_round(self.table_id)
+        self._count("rounds_opened")
+        self.refresh()
+
+    # ---- the database -------------------------------------------------------------------
+
+    def recover(self) -> None:
+        """Rebuild from the database: the current round, the deck since its last shuffle, where the feed stopped."""
+        with self.service.sessions() as session:
+            rows = session.execute(
+                select(ShoeJournal.kind, ShoeJournal.card, ShoeJournal.disposition)
+                .where(ShoeJournal.table_id == self.table_id)
+                .order_by(ShoeJournal.id)
+            ).all()
+        self.deck = DeckTracker()
+        for kind, card, disposition in rows:
+            if kind == "new_deck":
+                self.deck.shuffle()
+            elif disposition in ("dealt", "burn") and card:
+                self.deck.record(Card.from_code(card))
+        self.refresh()
+
+    def next_seq(self) -> int | None:
+        """The first shoe ``seq`` not yet journaled (None: nothing from this shoe yet)."""
+        with self.service.sessions() as session:
+            last = session.scalar(
+                select(func.max(ShoeJournal.seq)).where(
+                    ShoeJournal.table_id == self.table_id, ShoeJournal.shoe_id == self.settings.shoe_id
+                )
+            )
+        return None if last is None else int(last) + 1
+
+    def refresh(self) -> None:
+        with self.service.sessions() as session:
+            round_ = session.scalar(
+                select(Round).where(Round.table_id == self.table_id).order_by(Round.number.desc()).limit(1)
+            )
+            if round_ is None:
+                self.current = None
+            else:
+                self.current = Snapshot(
+                    round_.id, round_.phase, round_.betting_closes_at, round_.window_closes_at,
+                    round_.settled_at or round_.voided_at, load(session, round_),
+                )  # fmt: skip
+        self._publish()
+
+    def _replayed(self, message: ShoeCard) -> bool:
+        """A card dealt just before a crash, before its journal entry: journal it, do not deal it twice."""
+        if self.current is None:
+            return False
+        with self.service.sessions() as session:
+            from services.rounds.models import RoundLogEntry
+
+            dealt = session.scalar(
+                select(func.count()).where(
+                    RoundLogEntry.round_id == self.current.round_id, RoundLogEntry.actor == f"shoe:{message.seq}"
+                )
+            )
+        if dealt:
+            self.deck.record(Card.from_code(message.card))
+            self._journal(message, "dealt")
+        return bool(dealt)
+
+    def _journal(self, message: ShoeCard | ShoeNewDeck, disposition: str, reason: str = "") -> None:
+        card = message.card if isinstance(message, ShoeCard) else None
+
+        def work(session: Any) -> None:
+            session.add(
+                ShoeJournal(
+                    table_id=self.table_id, shoe_id=message.shoe_id, boot_id=message.boot_id, seq=message.seq,
+                    kind=message.type, card=card, burn=isinstance(message, ShoeCard) and message.burn,
+                    disposition=disposition, reason=reason[:500],
+                    round_id=self.current.round_id if self.current else None, video_tc=message.video_tc,
+                    received_at=datetime.now(UTC),
+                )
+            )  # fmt: skip
+
+        try:
+            run_transaction(self.service.sessions, work)
+        except IntegrityError:
+            log.info("table %s: shoe message %s already journaled", self.table_id, message.seq)
+
+    # ---- alerts and views ---------------------------------------------------------------
+
+    def _refuse(self, message: ShoeCard, reason: str, public_card: bool = True) -> None:
+        """Record the refusal (the journal keeps the card) and alert the dealer (naming it only if not hidden)."""
+        self._journal(message, "refused", reason)
+        self._count("cards_refused")
+        self._alert("refused_card", reason, message.card if public_card else None)
+        self._publish()
+
+    def _hidden(self) -> set[Card]:
+        """Cards of the current round that are dealt but not revealed (the banker's face-down card)."""
+        if self.current is None:
+            return set()
+        view = public_view(self.current.engine)
+        shown = {card for hand in view["hands"].values() for card in hand["cards"] if card is not None}
+        return {card for card in self.current.engine.cards if str(card) not in shown}
+
+    def _alert(self, kind: str, message: str, card: str | None = None) -> None:
+        log.warning("table %s: %s", self.table_id, message)
+        self.alerts = [*self.alerts[-19:], Alert(kind, message, datetime.now(UTC).isoformat(), card)]
+        self._count(f"alerts_{kind}")
+
+    def _count(self, name: str) -> None:
+        self.counters[name] = self.counters.get(name, 0) + 1
+
+    def _publish(self) -> None:
+        """Publish the views that changed since they were last published."""
+        for name, view in (("state", self.state_view()), ("dealer", self.dealer_view())):
+            if self._published.get(name) != view:
+                self._published[name] = view
+                self.publish(name, view)
+
+    def state_view(self) -> dict[str, Any]:
+        """Public: what anyone may see — never a card before its reveal."""
+        view: dict[str, Any] = {"v": 1, "table_id": self.table_id}
+        if self.current is not None:
+            view |= {
+                "round_id": self.current.round_id,
+                "betting_closes_at": _aware(self.current.betting_closes_at).isoformat(),
+                "window_closes_at": _aware(self.current.window_closes_at).isoformat()
+                if self.current.window_closes_at
+                else None,
+            } | public_view(self.current.engine)
+        return view
+
+    def dealer_view(self) -> dict[str, Any]:
+        """The dealer console: what to deal next, the cards scanned (a face-down one only as received), alerts."""
+        view = self.state_view()
+        for hand in view.get("hands", {}).values():
+            hand["cards"] = [card if card is not None else "received" for card in hand["cards"]]
+        return view | {
+            "deck_remaining": self.deck.remaining,
+            "paused": self.paused,
+            "alerts": [alert.__dict__ for alert in self.alerts[-10:]],
+        }
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

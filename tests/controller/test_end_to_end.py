@@ -1,0 +1,139 @@
+"""Simulated shoe → daemon → broker → controller → round service → ledger, on real parts, one round at a time."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, select
+
+from hardware.serial_shoe import Backoff, SerialShoe
+from hardware.sim import VirtualShoe, shuffled_deck
+from services.bus import topics
+from services.bus.client import Subscriber
+from services.controller.models import ShoeJournal
+from services.controller.runner import Controller
+from services.controller.table import ControllerSettings
+from services.db import session_factory
+from services.games.pokdeng import Phase, Position, Side
+from services.ledger.wallets import WalletService
+from services.rounds.players import PlayerService
+from services.rounds.service import Bet, RoundService
+from services.shoe.daemon import ShoeConfig, ShoeDaemon
+from tests.support import wait_until
+
+WINDOWS = {"betting_window_ms": 1500, "insurance_window_ms": 300, "decision_window_ms": 300}
+
+
+class Studio:
+    """One table: a pty shoe read by a shoe daemon, a controller, the round service, all on real parts."""
+
+    def __init__(self, database: Engine, url: str, directory: Path) -> None:
+        self.table = f"t{uuid.uuid4().hex[:8]}"
+        self.shoe_id = f"{self.table}-shoe"
+        self.service = RoundService(session_factory(database))
+        self.wallets = WalletService(session_factory(database), "THB")
+        self.players = PlayerService(session_factory(database))
+        self.service.create_table(self.table, "THB", WINDOWS)
+        self.sim = VirtualShoe("monitor", directory / "pty")
+        config = ShoeConfig(self.table, self.shoe_id, directory / "outbox.db", url, source="sim", heartbeat=0.2)
+        self.daemon = ShoeDaemon(config, SerialShoe(str(self.sim.path), "monitor", backoff=Backoff(0.02)).events)
+        settings = ControllerSettings(self.shoe_id, auto_open=False)
+        self.controller = Controller(self.service, url, {self.table: settings})
+        self.views = Subscriber(url, [topics.round_state(self.table), topics.round_dealer(self.table)])
+        self.views.wait_subscribed()
+        self.stop = threading.Event()
+        self.threads = [
+            threading.Thread(target=self.daemon.run, args=(self.stop,), daemon=True),
+            threading.Thread(target=self.controller.run, args=(self.stop,), daemon=True),
+        ]
+        for thread in self.threads:
+            thread.start()
+        wait_until(lambda: self.daemon.device_state == "connected", 10, "the shoe")
+        wait_until(lambda: bool(self.controller.feeds) and self.controller.feeds[0].subscribed.is_set(), 10, "feed")
+
+    @property
+    def table_controller(self) -> Any:
+        return self.controller.tables[self.table]
+
+    def fund(self, *players: str, amount: int = 10_000) -> None:
+        for player in players:
+            self.players.register(player)
+            self.wallets.deposit(player, amount, key=f"fund-{player}", actor="test")
+
+    def latest(self, topic: str) -> dict[str, Any]:
+        payloads = [json.loads(m.payload) for m in list(self.views.messages) if m.topic == topic]
+        return payloads[-1] if payloads else {}
+
+    def deal_as_the_console_says(self, cards: Iterator[str], round_id: str, timeout: float = 30) -> None:
+        """Act as the dealer: whenever the console asks for a card, deal the next one; until settled."""
+        deadline = time.monotonic() + timeout
+        dealt_for: set[tuple[str, int]] = set()
+        while time.monotonic() < deadline:
+            dealer = self.latest(topics.round_dealer(self.table))
+            if dealer.get("round_id") == round_id and dealer.get("phase") in (Phase.SETTLED, Phase.VOID):
+                return
+            wanted = dealer.get("next_card") if dealer.get("round_id") == round_id else None
+            if wanted and (wanted["position"], wanted["index"]) not in dealt_for:
+                dealt_for.add((wanted["position"], wanted["index"]))
+                self.sim.deal(next(cards))
+            time.sleep(0.02)
+        raise TimeoutError(
+            f"round {round_id} did not settle; last dealer view: {self.latest(topics.round_dealer(self.table))}"
+        )
+
+    def close(self) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=10)
+        self.views.close()
+        self.sim.close()
+
+
+@pytest.fixture
+def studio(database: Engine, mqtt_url: str, tmp_path: Path) -> Iterator[Studio]:
+    running = Studio(database, mqtt_url, tmp_path)
+    yield running
+    running.close()
+
+
+def test_a_round_is_dealt_from_the_shoe_decided_on_time_and_settled_in_the_ledger(studio: Studio) -> None:
+    studio.fund("ana", "binh")
+    round_id = studio.service.open_round(studio.table)
+    studio.service.place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
+    studio.service.place_bets(
+        "binh", round_id, [Bet(Side.BANKER, Position.B, 50), Bet(Side.BANKER, Position.C, 20)], "k2"
+    )
+    deck = shuffled_deck(seed=99)
+    studio.deal_as_the_console_says(iter(deck), round_id)
+
+    engine = studio.table_controller.current.engine
+    assert engine.result is not None and [str(c) for c in engine.cards] == deck[: len(engine.cards)]
+    nets = engine.result.player_nets()
+    assert studio.wallets.balance("ana")["balance"] == 10_000 + nets.get("ana", 0)
+    assert studio.wallets.balance("binh")["balance"] == 10_000 + nets.get("binh", 0)
+    with studio.service.sessions() as session:
+        journal = session.execute(
+            select(ShoeJournal.card, ShoeJournal.disposition).where(ShoeJournal.table_id == studio.table)
+        ).all()
+    assert [(card, "dealt") for card in deck[: len(engine.cards)]] == [tuple(row) for row in journal]
+    assert_no_hidden_card_leaked(studio, round_id)
+
+
+def assert_no_hidden_card_leaked(studio: Studio, round_id: str) -> None:
+    """Every state and dealer message before the reveal lacks the banker's face-down card."""
+    engine = studio.table_controller.current.engine
+    hidden = str(engine.cards[7])  # the banker's second card: dealt face down
+    for message in list(studio.views.messages):
+        payload = json.loads(message.payload)
+        if payload.get("round_id") != round_id:
+            continue
+        banker = payload["hands"]["banker"]["cards"]
+        if len(banker) >= 2 and banker[1] in (None, "received"):
+            assert f'"{hidden}"' not in message.payload.decode(), f"{hidden} leaked on {message.topic}"

@@ -1,0 +1,190 @@
+"""The table controller on the real round service (SQLite/PostgreSQL) and a manual clock: no broker, no sleeps."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, select
+
+from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck
+from services.controller.models import ShoeJournal
+from services.controller.table import ControllerSettings, TableController
+from services.db import session_factory
+from services.games.pokdeng import AwaitingCard, AwaitingDecision, Phase, Position, Side
+from services.ledger.wallets import WalletService
+from services.rounds.clock import ManualClock
+from services.rounds.service import Bet, RoundService
+
+WINDOWS = {"betting_window_ms": 10_000, "insurance_window_ms": 5_000, "decision_window_ms": 5_000}
+SHOE = "t1-shoe"
+
+
+class Table:
+    def __init__(self, database: Engine) -> None:
+        self.clock = ManualClock()
+        self.service = RoundService(session_factory(database), self.clock)
+        self.wallets = WalletService(session_factory(database), "THB")
+        self.service.create_table("t1", "THB", WINDOWS)
+        self.views: list[tuple[str, dict[str, Any]]] = []
+        self.seq = 0
+        self.controller = self.new_controller()
+
+    def new_controller(self, **settings: Any) -> TableController:
+        controller = TableController(
+            "t1", self.service, ControllerSettings(SHOE, result_pause_ms=1_000, **settings),
+            publish=lambda view, payload: self.views.append((view, json.loads(json.dumps(payload)))),
+        )  # fmt: skip
+        controller.recover()
+        return controller
+
+    def message(self, card: str, burn: bool = False, shoe: str = SHOE, seq: int | None = None) -> ShoeCard:
+        """The shoe's next message (or a message sent again: ``seq``)."""
+        if seq is None:
+            self.seq += 1
+        return ShoeCard(
+            shoe_id=shoe, boot_id="b1", seq=seq or self.seq, ts="2026-12-03T00:00:00+00:00", video_tc="00:00:00:00",
+            deck=0, card=card, burn=burn, source="serial", confidence=1.0, raw=card,
+        )  # fmt: skip
+
+    def scan(self, *cards: str) -> None:
+        for card in cards:
+            self.controller.on_shoe(self.message(card))
+
+    def tick(self, **delta: float) -> None:
+        self.controller.tick(self.clock.advance(**delta))
+
+    def open_with_bets(self) -> str:
+        for player in ("ana", "binh"):
+            self.wallets.deposit(player, 10_000, f"fund-{player}", "test")
+        self.tick(seconds=0)
+        assert self.controller.current is not None and self.controller.current.phase == Phase.BETTING
+        round_id = self.controller.current.round_id
+        self.service.place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
+        self.service.place_bets("binh", round_id, [Bet(Side.PLAYER, Position.B, 50)], "k2")
+        self.tick(seconds=10)
+        return round_id
+
+    def journal(self) -> list[tuple[str | None, str]]:
+        with self.service.sessions() as session:
+            return [
+                tuple(row)
+                for row in session.execute(  # type: ignore[misc]
+                    select(ShoeJournal.card, ShoeJournal.disposition).order_by(ShoeJournal.id)
+                )
+            ]
+
+    def alerts(self) -> list[str]:
+        return [alert.message for alert in self.controller.alerts]
+
+
+@pytest.fixture
+def table(database: Engine) -> Iterator[Table]:
+    yield Table(database)
+
+
+def test_the_controller_opens_a_round_and_closes_betting_when_its_window_ends(table: Table) -> None:
+    table.tick(seconds=0)
+    current = table.controller.current
+    assert current is not None and current.phase == Phase.BETTING
+    table.tick(seconds=9.9)
+    assert table.controller.current is not None and table.controller.current.phase == Phase.BETTING
+    table.tick(seconds=0.1)
+    assert table.controller.current.phase == Phase.DEALING
+    assert table.controller.current.engine.expecting == AwaitingCard(Position.A, 0, True)
+
+
+def test_a_card_while_betting_is_refused_recorded_and_raised(table: Table) -> None:
+    table.tick(seconds=0)
+    table.scan("AS")
+    assert table.journal() == [("AS", "refused")]
+    assert table.alerts() == ["card AS scanned while no card is expected (betting)"]
+    assert table.views[-1][1]["alerts"][-1]["card"] == "AS"
+
+
+def test_cards_follow_the_deal_order_and_wrong_shoe_duplicate_and_burn_cards_are_not_assigned(table: Table) -> None:
+    table.open_with_bets()
+    table.scan("2C")
+    table.controller.on_shoe(table.message("3C", shoe="other-shoe"))
+    table.scan("2C")  # the same card again
+    table.controller.on_shoe(table.message("9H", burn=True))
+    table.scan("4D")
+    assert table.journal() == [("2C", "dealt"), ("3C", "refused"), ("2C", "refused"), ("9H", "burn"), ("4D", "dealt")]
+    assert [str(c) for c in table.controller.current.engine.cards] == ["2C", "4D"]  # type: ignore[union-attr]
+    assert table.alerts() == [
+        "card 3C from shoe other-shoe, not this table's shoe",
+        "card 2C was already dealt from this deck",
+    ]
+
+
+def test_a_duplicate_of_the_face_down_card_is_refused_without_naming_it(table: Table) -> None:
+    table.open_with_bets()
+    table.scan("2C", "3C", "4C", "5C", "6C", "7C", "8C", "KD")  # KD: the banker's second card, face down
+    table.scan("KD")
+    assert table.alerts()[-1] == "a face-down card was already dealt from this deck"
+    for _view, payload in table.views:
+        assert "KD" not in json.dumps(payload)
+
+
+def test_a_misread_stops_the_deal_until_the_card_is_scanned_again(table: Table) -> None:
+    table.open_with_bets()
+    alarm = ShoeAlarm(shoe_id=SHOE, boot_id="b1", kind="misread", text="card not read", ts="t", video_tc="00:00:01:00")
+    table.controller.on_alarm(alarm)
+    assert table.controller.paused.startswith("misread") and table.views[-1][1]["paused"]
+    table.scan("QS")
+    assert table.controller.paused == "" and [str(c) for c in table.controller.current.engine.cards] == ["QS"]  # type: ignore[union-attr]
+
+
+def test_decision_windows_time_out_seat_by_seat_and_the_round_settles_in_the_ledger(table: Table) -> None:
+    table.open_with_bets()
+    # A: 2+3=5, B: 4+5=9 (Pok), C: 6+7=3, banker: 8+9=7 (face up 8: insurance is offered)
+    table.scan("2H", "4H", "6H", "8D", "3H", "5H", "7H", "9C")
+    table.tick(seconds=5)  # the insurance window ends
+    expecting = table.controller.current.engine.expecting  # type: ignore[union-attr]
+    assert isinstance(expecting, AwaitingDecision) and expecting.seat is Position.A
+    table.tick(seconds=5)  # ana's window ends: her threshold (default 4) says 5 stands
+    assert table.controller.counters["decision_timeouts"] == 1
+    table.tick(seconds=0)  # seat C has no player-side bettor: decided at once by the table default
+    current = table.controller.current
+    assert current is not None
+    while isinstance(current.engine.expecting, AwaitingCard):  # the banker may draw
+        table.scan("9S")
+        current = table.controller.current
+        assert current is not None
+    assert current.phase == Phase.SETTLED and current.engine.result is not None
+    nets = current.engine.result.player_nets()
+    assert table.wallets.balance("ana")["balance"] == 10_000 + nets["ana"]
+    assert table.wallets.balance("binh")["balance"] == 10_000 + nets["binh"]
+
+
+def test_no_round_opens_when_the_deck_cannot_finish_it_until_a_new_deck(table: Table) -> None:
+    deck = [rank + suit for suit in "SHDC" for rank in "A23456789TJQK"]
+    for card in deck[:41]:  # 11 left: fewer than a round may need
+        table.controller.on_shoe(table.message(card, burn=True))
+    table.tick(seconds=0)
+    assert table.controller.current is None
+    assert table.alerts()[-1] == "11 cards left: load a new deck before the next round"
+    table.seq += 1
+    new_deck = ShoeNewDeck(shoe_id=SHOE, boot_id="b1", seq=table.seq, ts="t", video_tc="00:00:00:00", deck=1, raw="")
+    table.controller.on_shoe(new_deck)
+    table.tick(seconds=0)
+    assert table.controller.current is not None and table.controller.current.phase == Phase.BETTING
+    assert table.controller.deck.remaining == 52
+
+
+def test_a_restarted_controller_resumes_the_round_the_deck_and_the_shoe_feed(table: Table) -> None:
+    round_id = table.open_with_bets()
+    table.scan("2H", "4H", "6H")
+    restarted = table.new_controller()
+    assert restarted.current is not None and restarted.current.round_id == round_id
+    assert [str(c) for c in restarted.current.engine.cards] == ["2H", "4H", "6H"]
+    assert restarted.deck.remaining == 49 and restarted.next_seq() == table.seq + 1
+    # the last card was dealt but its journal entry lost in the crash: the resent message is not dealt twice
+    with table.service.sessions.begin() as session:
+        session.query(ShoeJournal).filter(ShoeJournal.seq == table.seq).delete()
+    again = table.new_controller()
+    again.on_shoe(table.message("6H", seq=table.seq))
+    assert [str(c) for c in again.current.engine.cards] == ["2H", "4H", "6H"]  # type: ignore[union-attr]
+    assert table.journal()[-1] == ("6H", "dealt")
