@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from amqtt.broker import Broker
 
@@ -44,8 +44,14 @@ def broker_url(explicit: str | None = None) -> str:
 def host_port(url: str) -> tuple[str, int]:
     parts = urlsplit(url)
     if parts.scheme not in ("mqtt", "tcp") or not parts.hostname:
-        raise ValueError(f"invalid MQTT URL {url!r}: expected mqtt://host:port")
+        raise ValueError(f"invalid MQTT URL {url!r}: expected mqtt://[user:password@]host:port")
     return parts.hostname, parts.port or 1883
+
+
+def credentials(url: str) -> tuple[str, str] | None:
+    """The ``user:password`` of ``mqtt://user:password@host:port``, if given (the broker's role users)."""
+    parts = urlsplit(url)
+    return (unquote(parts.username), unquote(parts.password or "")) if parts.username else None
 
 
 def _config(host: str, port: int) -> dict[str, Any]:

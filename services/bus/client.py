@@ -13,7 +13,7 @@ import uuid
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from services.bus.broker import host_port
+from services.bus.broker import credentials, host_port
 
 
 def make_client(client_id: str) -> mqtt.Client:
@@ -25,6 +25,9 @@ def make_client(client_id: str) -> mqtt.Client:
 def connect(client: mqtt.Client, url: str, keepalive: int = 10) -> None:
     """Connect in the background: paho's loop thread keeps reconnecting until ``loop_stop``."""
     host, port = host_port(url)
+    login = credentials(url)
+    if login is not None:
+        client.username_pw_set(*login)
     client.connect_async(host, port, keepalive=keepalive)
     client.loop_start()
 
