@@ -1,98 +1,108 @@
-"""``studio demo``: Pok Deng rounds played through the engine and printed as a table.
+"""``studio demo``: the whole studio on one machine, with simulated players, printing every round.
 
-It replays the fixture transcripts (checking each against its expected result), then deals
-``--rounds`` fresh rounds from a shuffled deck with simulated players who bet, insure and decide.
+Two tables (by default), each with a simulated shoe on a pty read by its shoe daemon, a
+simulated dealer following the dealer console, the round controller, the ledger and the betting
+API — all the production code on the embedded defaults (or ``STUDIO_MQTT_URL`` /
+``STUDIO_DATABASE_URL``). Simulated players bet, insure and decide. ``--rounds N`` stops after N
+rounds per table and prints a summary; ``--forever`` keeps it running.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import random
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from services.cards import FULL_DECK, Card, DeckTracker
-from services.games.pokdeng import (
-    SEATS,
-    AwaitingCard,
-    AwaitingDecision,
-    AwaitingInsurance,
-    PokDengRound,
-    Position,
-    RoundResult,
-    Side,
-)
-from services.games.pokdeng.transcript import replay, result_to_dict
+from services.games.pokdeng import Phase, Position, RoundResult
+from services.studio.assembly import RunningStudio, StudioConfig, running_studio
+from services.studio.players import SimulatedPlayers
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "pokdeng"
-PLAYERS = ("ana", "binh", "chai", "dao", "emi", "farid")
-CARDS_PER_ROUND_AT_MOST = 12
+DEMO_WINDOWS = {"betting_window_ms": 2_500, "insurance_window_ms": 1_500, "decision_window_ms": 1_500}
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("demo", help="play Pok Deng rounds through the engine and print them")
-    parser.add_argument("--rounds", type=int, default=5, help="simulated rounds to deal (default 5)")
-    parser.add_argument("--seed", type=int, default=None, help="random seed, for a repeatable demo")
+    parser = commands.add_parser("demo", help="run a whole simulated studio and print its rounds")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds per table before stopping (default 2)")
+    parser.add_argument("--forever", action="store_true", help="keep the studio running until Ctrl-C")
+    parser.add_argument("--tables", default="T1,T2", help="comma-separated table ids (default T1,T2)")
+    parser.add_argument("--seed", type=int, default=None, help="random seed for the players")
     parser.set_defaults(run=run)
 
 
+@dataclass
+class Tally:
+    rounds: dict[str, int] = field(default_factory=dict)
+    wagers: int = 0
+    staked: int = 0
+    paid_to_players: int = 0
+    house_net: int = 0
+    seen: set[str] = field(default_factory=set)
+    phases: dict[str, str] = field(default_factory=dict)
+
+
 def run(args: argparse.Namespace) -> int:
-    failures = replay_fixtures()
-    rng = random.Random(args.seed)
-    deck = DeckTracker()
-    shoe: list[Card] = []
-    totals: dict[str, int] = {}
-    for number in range(1, args.rounds + 1):
-        if not deck.can_deal(CARDS_PER_ROUND_AT_MOST) or not shoe:
-            deck.shuffle()
-            shoe = rng.sample(FULL_DECK, len(FULL_DECK))
-        result = simulate_round(rng, shoe, deck)
-        print(render(f"simulated round {number}", result))
-        for player, net in result.player_nets().items():
-            totals[player] = totals.get(player, 0) + net
-    if totals:
-        print("players after the simulated rounds: " + ", ".join(f"{p} {n:+d}" for p, n in sorted(totals.items())))
-    print(f"fixtures: {'all match' if not failures else f'{failures} MISMATCH(ES)'}")
-    return 1 if failures else 0
+    tables = tuple(t.strip() for t in args.tables.split(",") if t.strip())
+    with tempfile.TemporaryDirectory(prefix="studio-demo-") as directory:
+        config = StudioConfig(
+            tables=tables, run_dir=Path(directory), database_url=os.environ.get("STUDIO_DATABASE_URL"),
+            mqtt_url=os.environ.get("STUDIO_MQTT_URL"), table_settings=DEMO_WINDOWS, result_pause_ms=1_500,
+        )  # fmt: skip
+        with running_studio(config) as studio:
+            print(f"studio demo: broker {studio.mqtt_url}, API {studio.api_url}, tables {', '.join(tables)}")
+            stop = threading.Event()
+            players = threading.Thread(target=SimulatedPlayers(studio, args.seed or 0).run, args=(stop,), daemon=True)
+            players.start()
+            tally = Tally()
+            deadline = time.monotonic() + 120 * max(1, args.rounds)
+            try:
+                while args.forever or min(tally.rounds.get(t, 0) for t in tables) < args.rounds:
+                    if not args.forever and time.monotonic() > deadline:
+                        print("studio demo: the rounds did not finish in time")
+                        return 1
+                    report(studio, tally)
+                    time.sleep(0.1)
+            except KeyboardInterrupt:
+                pass
+            finally:
+                stop.set()
+                players.join(timeout=5)
+            alerts = sum(
+                count for table in studio.controller.tables.values()
+                for name, count in table.counters.items() if name.startswith("alerts_")
+            )  # fmt: skip
+    print(
+        f"summary: {sum(tally.rounds.values())} rounds ({', '.join(f'{t} {n}' for t, n in tally.rounds.items())}), "
+        f"{tally.wagers} wagers, staked {tally.staked}, paid to players {tally.paid_to_players}, "
+        f"house net {tally.house_net:+d}, alerts {alerts}"
+    )
+    return 0
 
 
-def replay_fixtures() -> int:
-    failures = 0
-    for path in sorted((FIXTURES / "transcripts").glob("*.json")):
-        result = replay(json.loads(path.read_text()))
-        expected_path = FIXTURES / "expected" / path.name
-        matches = result_to_dict(result) == json.loads(expected_path.read_text())
-        failures += not matches
-        verdict = "✓ matches" if matches else "✗ DIFFERS FROM"
-        print(render(f"fixture {path.stem} {verdict} {expected_path.name}", result))
-    return failures
-
-
-def simulate_round(rng: random.Random, shoe: list[Card], deck: DeckTracker) -> RoundResult:
-    round_ = PokDengRound()
-    for index, player in enumerate(rng.sample(PLAYERS, rng.randint(2, len(PLAYERS)))):
-        side = rng.choice(list(Side))
-        for seat in rng.sample(SEATS, rng.randint(1, 3)):
-            round_.place_wager(f"w{index}{seat}", player, side, seat, rng.choice((10, 20, 50, 100)))
-    round_.close_betting({player: rng.randint(1, 5) for player in PLAYERS})
-    while round_.result is None:
-        match round_.expecting:
-            case AwaitingCard():
-                card = shoe.pop()
-                deck.record(card)
-                round_.deal(card)
-            case AwaitingInsurance(eligible=eligible):
-                for player in eligible:
-                    if rng.random() < 0.5:
-                        round_.buy_insurance(player, rng.choice(round_.insurance_amounts(player)))
-                round_.close_insurance()
-            case AwaitingDecision(seat=seat):
-                if rng.random() < 0.7:
-                    round_.decide(seat, round_.points(seat) <= rng.randint(3, 5))
-                else:
-                    round_.decision_timeout(seat)
-    return round_.result
+def report(studio: RunningStudio, tally: Tally) -> None:
+    """Print each phase as a table enters it, and each round when it is over."""
+    for table_id, table in studio.controller.tables.items():
+        current = table.current
+        if current is None:
+            continue
+        marker = f"{current.round_id}:{current.phase}"
+        if tally.phases.get(table_id) != marker:
+            tally.phases[table_id] = marker
+            if current.phase not in (Phase.SETTLED, Phase.VOID):
+                print(f"  {current.round_id}: {current.phase}…", flush=True)
+        result = current.engine.result
+        if current.phase == Phase.SETTLED and result is not None and current.round_id not in tally.seen:
+            tally.seen.add(current.round_id)
+            tally.rounds[table_id] = tally.rounds.get(table_id, 0) + 1
+            tally.wagers += len(result.wagers)
+            tally.staked += sum(item.wager.stake for item in result.wagers)
+            tally.paid_to_players += sum(max(0, net) for net in result.player_nets().values())
+            tally.house_net += result.house_net()
+            print(render(f"{current.round_id} settled", result), flush=True)
 
 
 def render(title: str, result: RoundResult) -> str:

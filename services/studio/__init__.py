@@ -1,0 +1,1 @@
+"""The studio assembled in one process (``studio up``, ``studio demo``)."""

@@ -1,0 +1,119 @@
+"""The whole studio in one process: broker, database, API, controller, and per table a simulated shoe,
+its shoe daemon and a simulated dealer. Used by ``studio up`` and ``studio demo``.
+
+Each part is the production code (the same classes ``studio broker``/``shoe``/``controller``/``api``
+run as separate processes); only the shoe hardware and the dealer's hands are simulated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from hardware.serial_shoe import Backoff, SerialShoe
+from hardware.sim import VirtualShoe
+from services.api.app import create_app
+from services.bus.broker import embedded_broker, write_url
+from services.controller.runner import Controller
+from services.controller.table import ControllerSettings
+from services.db import make_engine, migrate, session_factory
+from services.ledger.wallets import WalletService
+from services.rounds.models import GameTable
+from services.rounds.players import PlayerService
+from services.rounds.service import RoundService
+from services.shoe.daemon import ShoeConfig, ShoeDaemon
+from services.studio.dealer import SimulatedDealer
+
+log = logging.getLogger("studio.up")
+
+
+@dataclass(frozen=True)
+class StudioConfig:
+    tables: tuple[str, ...] = ("T1", "T2")
+    run_dir: Path = Path(".studio")
+    database_url: str | None = None  # default: SQLite in run_dir
+    mqtt_url: str | None = None  # default: the embedded broker on a free port
+    api_host: str = "127.0.0.1"
+    api_port: int = 0  # 0: a free port
+    table_settings: dict[str, Any] = field(default_factory=dict)
+    result_pause_ms: int = 4_000
+    dealer_pace: float = 0.15
+
+
+@dataclass
+class RunningStudio:
+    config: StudioConfig
+    mqtt_url: str
+    api_url: str
+    service: RoundService
+    wallets: WalletService
+    players: PlayerService
+    controller: Controller
+    shoes: dict[str, VirtualShoe]
+
+
+@contextlib.contextmanager
+def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
+    config.run_dir.mkdir(parents=True, exist_ok=True)
+    stop = threading.Event()
+    threads: list[threading.Thread] = []
+    with contextlib.ExitStack() as stack:
+        url = config.mqtt_url or stack.enter_context(embedded_broker())
+        write_url(url, config.run_dir)
+        engine = make_engine(config.database_url or f"sqlite:///{config.run_dir / 'studio.db'}")
+        migrate(engine)
+        sessions = session_factory(engine)
+        service = RoundService(sessions)
+        for table in config.tables:
+            with sessions() as session:
+                exists = session.get(GameTable, table) is not None
+            if not exists:  # outside the read: on SQLite every transaction holds the write lock
+                service.create_table(table, "THB", config.table_settings)
+        shoes: dict[str, VirtualShoe] = {}
+
+        def start(target: Any, name: str) -> None:
+            thread = threading.Thread(target=target, args=(stop,), name=name, daemon=True)
+            thread.start()
+            threads.append(thread)
+
+        for index, table in enumerate(config.tables):
+            shoe = VirtualShoe("line", config.run_dir / f"pty-{table}")
+            stack.callback(shoe.close)
+            shoes[table] = shoe
+            shoe_config = ShoeConfig(table, f"{table}-shoe", config.run_dir / f"shoe-{table}.outbox", url, "sim")
+            device = SerialShoe(str(shoe.path), "line", backoff=Backoff(0.05)).events
+            start(ShoeDaemon(shoe_config, device).run, f"shoe-{table}")
+            start(SimulatedDealer(url, table, shoe, seed=index, pace=config.dealer_pace).run, f"dealer-{table}")
+        settings = {
+            table: ControllerSettings(f"{table}-shoe", result_pause_ms=config.result_pause_ms)
+            for table in config.tables
+        }
+        controller = Controller(service, url, settings)
+        start(controller.run, "controller")
+        server = uvicorn.Server(
+            uvicorn.Config(create_app(engine), host=config.api_host, port=config.api_port, log_level="warning")
+        )
+        api_thread = threading.Thread(target=server.run, name="api", daemon=True)
+        api_thread.start()
+        while not server.started and api_thread.is_alive():
+            stop.wait(0.05)
+        port = server.servers[0].sockets[0].getsockname()[1] if server.started else config.api_port
+        try:
+            yield RunningStudio(
+                config, url, f"http://{config.api_host}:{port}", service, WalletService(sessions, "THB"),
+                PlayerService(sessions), controller, shoes,
+            )  # fmt: skip
+        finally:
+            stop.set()
+            server.should_exit = True
+            api_thread.join(timeout=10)
+            for thread in threads:
+                thread.join(timeout=10)
+            engine.dispose()
