@@ -169,3 +169,12 @@ def test_card_codes_are_normalised_to_rank_then_suit(text: str, code: str | None
 def test_an_unknown_dialect_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="unknown shoe dialect 'nmea'"):
         parser_for("nmea")
+
+
+@given(st.sampled_from(["monitor", "line"]), st.lists(st.binary(max_size=300), max_size=20))
+def test_no_bytes_whatsoever_make_a_parser_raise_or_hoard_memory(dialect: str, chunks: list[bytes]) -> None:
+    parser = parser_for(dialect)
+    for chunk in chunks:
+        for event in parser.feed(chunk):
+            assert isinstance(event, CardRead | Misread | Alarm | DeviceWarning | NewDeck)
+    assert len(parser._buffer) <= MAX_FRAME + 300  # a partial frame is all a parser may keep
