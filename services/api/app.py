@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 
 import anyio.to_thread
 from fastapi import FastAPI, Request
@@ -67,9 +68,16 @@ ERRORS: list[tuple[type[Exception], int, str]] = [
 
 
 def create_app(
-    database: Engine, clock: Clock | None = None, currency: str = "THB", threads: int = POOL_SIZE
+    database: Engine,
+    clock: Clock | None = None,
+    currency: str = "THB",
+    threads: int = POOL_SIZE,
+    notify: Callable[[str], None] | None = None,
 ) -> FastAPI:
-    """The API on ``database``; ``threads`` endpoints run at once (match it to the connection pool)."""
+    """The API on ``database``; ``threads`` endpoints run at once (match it to the connection pool).
+
+    ``notify(round_id)`` is called after every change to a round (the controller's ``…/round/commands``).
+    """
     sessions = session_factory(database)
 
     @asynccontextmanager
@@ -88,7 +96,10 @@ def create_app(
     app.state.services = Services(
         rounds=RoundService(sessions, clock), wallets=WalletService(sessions, currency), players=PlayerService(sessions)
     )
+    if notify is not None:
+        app.state.services = replace(app.state.services, notify=notify)
     app.include_router(player_routes.router)
+    app.include_router(player_routes.public)
     app.include_router(operator_routes.router)
 
     @app.get("/healthz", tags=["health"])

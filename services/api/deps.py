@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -14,11 +15,16 @@ from services.rounds.players import Identity, PlayerService
 from services.rounds.service import RoundService
 
 
+def _no_notice(_round_id: str) -> None:
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Services:
     rounds: RoundService
     wallets: WalletService
     players: PlayerService
+    notify: Callable[[str], None] = _no_notice  # tell the round controller a round changed (``…/round/commands``)
 
 
 def get_services(request: Request) -> Services:

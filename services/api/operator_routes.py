@@ -66,32 +66,44 @@ def create_table(body: TableIn, _operator: CurrentOperator, services: ServicesDe
 
 @router.post("/tables/{table_id}/rounds", status_code=201)
 def open_round(table_id: str, body: OpenRoundIn, _staff: CurrentStaff, services: ServicesDep) -> dict[str, str]:
-    return {"round_id": services.rounds.open_round(table_id, body.video_ref)}
+    round_id = services.rounds.open_round(table_id, body.video_ref)
+    services.notify(round_id)
+    return {"round_id": round_id}
 
 
 @router.post("/rounds/{round_id}/close-betting")
 def close_betting(round_id: str, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
-    return applied_out(services.rounds.close_betting(round_id, staff.id))
+    applied = services.rounds.close_betting(round_id, staff.id)
+    services.notify(round_id)
+    return applied_out(applied)
 
 
 @router.post("/rounds/{round_id}/cards")
 def deal(round_id: str, body: CardIn, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
-    return applied_out(services.rounds.deal(round_id, Card.from_code(body.card), staff.id))
+    applied = services.rounds.deal(round_id, Card.from_code(body.card), staff.id)
+    services.notify(round_id)
+    return applied_out(applied)
 
 
 @router.post("/rounds/{round_id}/close-insurance")
 def close_insurance(round_id: str, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
-    return applied_out(services.rounds.close_insurance(round_id, staff.id))
+    applied = services.rounds.close_insurance(round_id, staff.id)
+    services.notify(round_id)
+    return applied_out(applied)
 
 
 @router.post("/rounds/{round_id}/timeout")
 def decision_timeout(round_id: str, body: TimeoutIn, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
-    return applied_out(services.rounds.decision_timeout(round_id, Position(body.seat), staff.id))
+    applied = services.rounds.decision_timeout(round_id, Position(body.seat), staff.id)
+    services.notify(round_id)
+    return applied_out(applied)
 
 
 @router.post("/rounds/{round_id}/void")
 def void(round_id: str, body: VoidIn, operator: CurrentOperator, services: ServicesDep) -> AppliedOut:
-    return applied_out(services.rounds.void(round_id, body.reason, operator.id))
+    applied = services.rounds.void(round_id, body.reason, operator.id)
+    services.notify(round_id)
+    return applied_out(applied)
 
 
 @router.post("/rounds/{round_id}/recalculate")
@@ -100,4 +112,6 @@ def recalculate(
 ) -> dict[str, dict[str, int]]:
     """Correct misread cards from the video; only the difference is posted. Refused if the flow would change."""
     cards = {int(index): Card.from_code(code) for index, code in body.cards.items()}
-    return {"adjustments": services.rounds.recalculate(round_id, cards, body.video_ref, operator.id)}
+    adjustments = services.rounds.recalculate(round_id, cards, body.video_ref, operator.id)
+    services.notify(round_id)
+    return {"adjustments": adjustments}

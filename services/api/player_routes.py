@@ -1,12 +1,16 @@
-"""The player betting API: wallet, bets, insurance, decisions, threshold, history."""
+"""The player betting API: wallet, bets, insurance, decisions, threshold, history; the public state stream."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections.abc import AsyncIterator
 from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import StreamingResponse
 
 from services.api.deps import CurrentPlayer, IdempotencyKey, ServicesDep
 from services.api.schemas import (
@@ -24,6 +28,9 @@ from services.api.schemas import (
 from services.games.pokdeng import Position, Side
 from services.rounds import queries
 from services.rounds.service import Bet
+
+STREAM_POLL_S = 0.25  # how often a stream looks for a change (one indexed read per table stream)
+public = APIRouter(prefix="/v1", tags=["public"])
 
 router = APIRouter(prefix="/v1", tags=["player"])
 Limit = Annotated[int, Query(ge=1, le=100)]
@@ -70,12 +77,15 @@ def place_bets(
 def buy_insurance(
     round_id: str, body: InsuranceIn, key: IdempotencyKey, player: CurrentPlayer, services: ServicesDep
 ) -> InsuranceOut:
-    return InsuranceOut(**services.rounds.buy_insurance(player.id, round_id, body.amount, key))
+    bought = services.rounds.buy_insurance(player.id, round_id, body.amount, key)
+    services.notify(round_id)
+    return InsuranceOut(**bought)
 
 
 @router.post("/rounds/{round_id}/decisions")
 def decide(round_id: str, body: DecisionIn, player: CurrentPlayer, services: ServicesDep) -> AppliedOut:
     applied = services.rounds.decide(player.id, round_id, Position(body.seat), body.choice == "draw")
+    services.notify(round_id)
     return AppliedOut(round_id=round_id, phase=applied.phase, events=[type(e).__name__ for e in applied.events])
 
 
@@ -101,3 +111,33 @@ def history(
 @router.get("/history/{round_id}")
 def history_detail(round_id: str, player: CurrentPlayer, services: ServicesDep) -> dict[str, Any]:
     return queries.round_detail(services.rounds, player.id, round_id)
+
+
+@public.get("/tables/{table_id}/state/stream", response_class=StreamingResponse)
+async def stream_state(
+    table_id: str, request: Request, services: ServicesDep, changes: Annotated[int, Query(ge=1, le=100_000)] = 1000
+) -> StreamingResponse:
+    """The table's public round state as Server-Sent Events: one ``data:`` line per change (no login needed).
+
+    Only revealed information, like the overlay: the banker's face-down card is absent until its reveal.
+    ``changes`` ends the stream after that many events (clients reconnect; tests stop early).
+    """
+    first = await asyncio.to_thread(queries.current_round, services.rounds, table_id)  # 404 for an unknown table
+
+    async def events() -> AsyncIterator[str]:
+        state, sent = first, 0
+        while True:
+            yield f"data: {json.dumps(state, separators=(',', ':'))}\n\n"
+            sent += 1
+            if sent >= changes:
+                return
+            while True:
+                await asyncio.sleep(STREAM_POLL_S)
+                if await request.is_disconnected():
+                    return
+                latest = await asyncio.to_thread(queries.current_round, services.rounds, table_id)
+                if latest != state:
+                    state = latest
+                    break
+
+    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})

@@ -32,10 +32,16 @@ def run_api(args: argparse.Namespace) -> int:
     import uvicorn
 
     from services.api.app import create_app
+    from services.api.notify import RoundNotifier
+    from services.bus.broker import BrokerNotFoundError, broker_url
 
     engine = make_engine(args.database)
     migrate(engine)
-    uvicorn.run(create_app(engine), host=args.host, port=args.port, log_level="info")
+    try:
+        notify: RoundNotifier | None = RoundNotifier(broker_url())
+    except BrokerNotFoundError:
+        notify = None  # no broker: the controller still sees API changes at its next re-read (within a second)
+    uvicorn.run(create_app(engine, notify=notify), host=args.host, port=args.port, log_level="info")
     return 0
 
 

@@ -20,6 +20,7 @@ import uvicorn
 from hardware.serial_shoe import Backoff, SerialShoe
 from hardware.sim import VirtualShoe
 from services.api.app import create_app
+from services.api.notify import RoundNotifier
 from services.bus.broker import embedded_broker, write_url
 from services.controller.runner import Controller
 from services.controller.table import ControllerSettings
@@ -98,7 +99,12 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
         controller = Controller(service, url, settings)
         start(controller.run, "controller")
         server = uvicorn.Server(
-            uvicorn.Config(create_app(engine), host=config.api_host, port=config.api_port, log_level="warning")
+            uvicorn.Config(
+                create_app(engine, notify=stack.enter_context(contextlib.closing(RoundNotifier(url)))),
+                host=config.api_host,
+                port=config.api_port,
+                log_level="warning",
+            )
         )
         api_thread = threading.Thread(target=server.run, name="api", daemon=True)
         api_thread.start()

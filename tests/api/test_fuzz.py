@@ -39,6 +39,7 @@ def test_no_request_gets_a_server_error(studio: Studio) -> None:
     studio.client.post("/v1/operator/tables/t1/rounds", json={}, headers=studio.auth("op"))
     schema = schemathesis.openapi.from_asgi("/openapi.json", studio.app)
     operations = [result.ok() for result in schema.get_all_operations()]
+    operations = [op for op in operations if not op.path.endswith("/stream")]  # streams run until it changes
     assert len(operations) >= 20
     for operation in operations:
         fuzzer(studio, operation)()
