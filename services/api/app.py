@@ -13,7 +13,8 @@ from dataclasses import replace
 import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import Engine, text
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -101,6 +102,11 @@ def create_app(
     app.include_router(player_routes.router)
     app.include_router(player_routes.public)
     app.include_router(operator_routes.router)
+
+    @app.get("/metrics", tags=["health"], response_class=PlainTextResponse)
+    def metrics() -> PlainTextResponse:
+        """Prometheus metrics of this process."""
+        return PlainTextResponse(generate_latest().decode(), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:

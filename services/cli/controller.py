@@ -9,10 +9,15 @@ import sys
 import threading
 from typing import Any
 
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import SQLAlchemyError
+
 from services.bus import broker
 from services.controller.runner import Controller
 from services.controller.table import ControllerSettings
 from services.db import make_engine, migrate, session_factory
+from services.observability.http import serve_health
+from services.observability.logs import configure as configure_logs
 from services.rounds.errors import RoundError
 from services.rounds.models import GameTable
 from services.rounds.service import RoundService
@@ -24,13 +29,14 @@ def register(commands: Any) -> None:
     parser.add_argument("--shoe-id", default=None, help="the shoe of every table (default: TABLE-shoe)")
     parser.add_argument("--result-pause", type=float, default=5.0, help="seconds results stay before the next round")
     parser.add_argument("--manual", action="store_true", help="do not open rounds by themselves (operator opens)")
+    parser.add_argument("--http-port", type=int, default=0, help="/metrics, /healthz, /readyz (0: a free port)")
     parser.add_argument("--broker", default=None)
     parser.add_argument("--database", default=None)
     parser.set_defaults(run=run_controller)
 
 
 def run_controller(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    configure_logs()
     tables = [table.strip() for table in args.tables.split(",") if table.strip()]
     try:
         url = broker.broker_url(args.broker)
@@ -58,5 +64,24 @@ def run_controller(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    Controller(service, url, settings).run(stop)
+    controller = Controller(service, url, settings)
+
+    def ready() -> dict[str, bool]:
+        return {"broker": controller.client.is_connected(), "database": database_answers(engine)}
+
+    server = serve_health("127.0.0.1", args.http_port, ready)
+    logging.getLogger("studio.controller").info(
+        "controller for %s; metrics and health on http://127.0.0.1:%d", ", ".join(tables), server.server_address[1]
+    )
+    controller.run(stop)
+    server.shutdown()
     return 0
+
+
+def database_answers(engine: Engine) -> bool:
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+    except SQLAlchemyError:
+        return False
+    return True

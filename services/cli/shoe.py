@@ -14,6 +14,8 @@ from typing import Any
 from services.bus import broker, topics
 from services.bus.client import connect, make_client
 from services.bus.messages import NewDeckCommand, encode
+from services.observability.http import serve_health
+from services.observability.logs import configure as configure_logs
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
 from services.shoe.devices import DeviceURLError, open_device
 from services.shoe.timecode import VideoClock
@@ -28,6 +30,7 @@ def register(commands: Any) -> None:
     shoe.add_argument("--broker", default=None, help="mqtt://host:port (default: STUDIO_MQTT_URL or the embedded one)")
     shoe.add_argument("--fps", type=int, default=25, help="studio video frame rate for timecodes")
     shoe.add_argument("--tc-offset", type=float, default=0.0, help="seconds from UTC time of day to the video clock")
+    shoe.add_argument("--http-port", type=int, default=None, help="serve /metrics, /healthz, /readyz (0: a free port)")
     shoe.set_defaults(run=run_shoe)
     deck = commands.add_parser("new-deck", help="announce a freshly shuffled deck to a table's shoe daemon")
     deck.add_argument("--table", required=True)
@@ -41,7 +44,7 @@ def register(commands: Any) -> None:
 
 
 def run_shoe(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    configure_logs()
     try:
         spec = open_device(args.device)
         url = broker.broker_url(args.broker)
@@ -57,6 +60,10 @@ def run_shoe(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     logging.getLogger("studio.shoe").info("shoe %s (boot %s) → %s, outbox %s", shoe_id, daemon.boot_id, url, outbox)
+    if args.http_port is not None:
+        ready = lambda: {"broker": daemon.client.is_connected(), "device": daemon.device_state == "connected"}  # noqa: E731
+        server = serve_health("127.0.0.1", args.http_port, ready)
+        logging.getLogger("studio.shoe").info("metrics and health on http://127.0.0.1:%d", server.server_address[1])
     daemon.run(stop)
     return 0
 

@@ -9,6 +9,7 @@ published. Its memory is a cache of the database: ``recover()`` rebuilds it afte
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from services.controller.models import ShoeJournal
 from services.db.unit_of_work import run_transaction
 from services.games.pokdeng import AwaitingCard, AwaitingDecision, AwaitingInsurance, Phase, PokDengError, PokDengRound
 from services.games.pokdeng.views import public_view
+from services.observability import metrics
 from services.rounds.engines import load
 from services.rounds.errors import RoundError
 from services.rounds.models import Round
@@ -82,6 +84,9 @@ class TableController:
     # ---- inputs -------------------------------------------------------------------------
 
     def on_shoe(self, message: ShoeCard | ShoeNewDeck) -> None:
+        with contextlib.suppress(ValueError):  # a stamp that is not ISO time is the shoe's problem, not ours
+            lag = (datetime.now(UTC) - datetime.fromisoformat(message.ts)).total_seconds()
+            metrics.RECEIVE_LAG.labels(self.table_id).observe(max(0.0, lag))
         if isinstance(message, ShoeNewDeck):
             self.deck.shuffle()
             self._journal(message, "deck")
@@ -158,6 +163,7 @@ class TableController:
         elif isinstance(expecting, AwaitingDecision):
             self.service.decision_timeout(current.round_id, expecting.seat)
             self._count("decision_timeouts")
+            metrics.DECISION_TIMEOUTS.labels(self.table_id).inc()
         self.refresh()
 
     def _maybe_open(self, now: datetime, current: Snapshot | None) -> None:
@@ -208,9 +214,12 @@ class TableController:
             round_ = session.scalar(
                 select(Round).where(Round.table_id == self.table_id).order_by(Round.number.desc()).limit(1)
             )
+            before = (self.current.round_id, self.current.phase) if self.current else None
             if round_ is None:
                 self.current = None
             else:
+                if before != (round_.id, round_.phase):
+                    metrics.ROUND_PHASES.labels(self.table_id, round_.phase).inc()
                 self.current = Snapshot(
                     round_.id, round_.phase, round_.betting_closes_at, round_.window_closes_at,
                     round_.settled_at or round_.voided_at, load(session, round_),
@@ -236,6 +245,7 @@ class TableController:
 
     def _journal(self, message: ShoeCard | ShoeNewDeck, disposition: str, reason: str = "") -> None:
         card = message.card if isinstance(message, ShoeCard) else None
+        metrics.CARDS.labels(self.table_id, disposition).inc()
 
         def work(session: Any) -> None:
             session.add(
@@ -271,9 +281,14 @@ class TableController:
         return {card for card in self.current.engine.cards if str(card) not in shown}
 
     def _alert(self, kind: str, message: str, card: str | None = None) -> None:
-        log.warning("table %s: %s", self.table_id, message)
+        log.warning("table %s: %s", self.table_id, message, extra=self._context())
+        metrics.ALERTS.labels(self.table_id, kind).inc()
         self.alerts = [*self.alerts[-19:], Alert(kind, message, datetime.now(UTC).isoformat(), card)]
         self._count(f"alerts_{kind}")
+
+    def _context(self) -> dict[str, str]:
+        """What a log line about this table carries (the JSON log formatter prints it)."""
+        return {"table": self.table_id, "round_id": self.current.round_id if self.current else ""}
 
     def _count(self, name: str) -> None:
         self.counters[name] = self.counters.get(name, 0) + 1

@@ -31,6 +31,7 @@ from services.games.pokdeng import events as ev
 from services.games.pokdeng.transcript import result_to_dict
 from services.ledger import AccountKind, Ledger, StakeResult, idempotency, settle_round
 from services.ledger.ledger import Locked, validate_currency
+from services.observability import metrics
 from services.rounds.clock import Clock, SystemClock
 from services.rounds.engines import RECALCULATE, EngineCache, corrected
 from services.rounds.errors import (
@@ -388,7 +389,8 @@ class RoundService:
         assert result is not None
         stakes = [StakeResult(i.wager.player, i.wager.wager_id, i.net, i.commission) for i in result.wagers]
         stakes += [StakeResult(i.player, INSURANCE + i.player, i.net) for i in result.insurance]
-        settle_round(self._ledger(session, round_), round_.id, stakes)
+        with metrics.SETTLEMENT_SECONDS.time():
+            settle_round(self._ledger(session, round_), round_.id, stakes)
         round_.settled_at = self.clock.now()
         round_.result = json.dumps(result_to_dict(result) | {"early": result.early})
         self._store_nets(session, engine)

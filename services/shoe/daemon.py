@@ -50,6 +50,7 @@ from services.bus.messages import (
     encode,
 )
 from services.cards import Card, CardError
+from services.observability import metrics
 from services.shoe.outbox import Outbox
 from services.shoe.timecode import VideoClock
 
@@ -192,6 +193,7 @@ class ShoeDaemon:
 
         seq, payload = self.outbox.append(build)
         self.counters.cards += 1
+        metrics.SHOE_CARDS.labels(self.config.shoe_id, self.config.source).inc()
         self._publish(seq, payload)
 
     # ---- MQTT ---------------------------------------------------------------------------
@@ -200,6 +202,7 @@ class ShoeDaemon:
         with self._lock:
             info = self.client.publish(self._cards_topic, payload, qos=1)
             self._inflight[info.mid] = seq
+        metrics.OUTBOX_DEPTH.labels(self.config.shoe_id).set(self.outbox.depth())
 
     def _ack_loop(self, stop: threading.Event) -> None:
         """PUBACKs → outbox. (paho calls back on its own thread; the lookup waits for ``_publish`` to finish.)"""
@@ -212,6 +215,7 @@ class ShoeDaemon:
                 seq = self._inflight.pop(mid, None)
             if seq is not None:
                 self.outbox.ack([seq])
+                metrics.OUTBOX_DEPTH.labels(self.config.shoe_id).set(self.outbox.depth())
 
     def _heartbeat_loop(self, stop: threading.Event) -> None:
         while not stop.wait(self.config.heartbeat):
@@ -253,6 +257,7 @@ class ShoeDaemon:
 
     def _alarm(self, kind: str, code: str = "", text: str = "", raw: bytes = b"") -> None:
         self.counters.alarms += 1
+        metrics.SHOE_ALARMS.labels(self.config.shoe_id, kind).inc()
         alarm = ShoeAlarm(
             shoe_id=self.config.shoe_id, boot_id=self.boot_id, kind=kind,  # type: ignore[arg-type]
             code=code, text=text, ts=self._now(), video_tc=self.video.timecode(), raw=_text(raw),

@@ -74,6 +74,11 @@ class Outbox:
         with self._lock:
             self._db.executemany("UPDATE messages SET acked = 1 WHERE seq = ?", [(seq,) for seq in seqs])
 
+    def depth(self) -> int:
+        """How many messages wait for the broker's acknowledgement."""
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM messages WHERE acked = 0").fetchone()[0])
+
     def pending(self) -> list[tuple[int, bytes]]:
         """Messages the broker has not acknowledged yet, in order."""
         with self._lock:

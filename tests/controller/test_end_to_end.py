@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from services.controller.table import ControllerSettings
 from services.db import session_factory
 from services.games.pokdeng import Phase, Position, Side
 from services.ledger.wallets import WalletService
+from services.observability.http import serve_health
 from services.rounds.players import PlayerService
 from services.rounds.service import Bet, RoundService
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
@@ -137,3 +139,32 @@ def assert_no_hidden_card_leaked(studio: Studio, round_id: str) -> None:
         banker = payload["hands"]["banker"]["cards"]
         if len(banker) >= 2 and banker[1] in (None, "received"):
             assert f'"{hidden}"' not in message.payload.decode(), f"{hidden} leaked on {message.topic}"
+
+
+def test_metrics_and_health_endpoints_show_a_round_went_through(studio: Studio) -> None:
+    server = serve_health("127.0.0.1", 0, lambda: {"broker": studio.controller.client.is_connected()})
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        before = scrape(base)
+        studio.fund("chai")
+        round_id = studio.service.open_round(studio.table)
+        studio.service.place_bets("chai", round_id, [Bet(Side.PLAYER, Position.C, 100)], "k3")
+        studio.deal_as_the_console_says(iter(shuffled_deck(seed=5)), round_id)
+        after = scrape(base)
+        table = f'table="{studio.table}"'
+        assert after[f'studio_cards_total{{disposition="dealt",{table}}}'] >= 8
+        assert after[f'studio_round_phases_total{{phase="settled",{table}}}'] == 1
+        assert after[f"studio_mqtt_receive_lag_seconds_count{{{table}}}"] >= 8
+        assert after["studio_settlement_seconds_count"] > before.get("studio_settlement_seconds_count", 0)
+        with urllib.request.urlopen(f"{base}/readyz") as response:
+            assert json.loads(response.read()) == {"ready": True, "checks": {"broker": True}}
+    finally:
+        server.shutdown()
+
+
+def scrape(base: str) -> dict[str, float]:
+    """The Prometheus text exposition as {series: value}."""
+    with urllib.request.urlopen(f"{base}/metrics") as response:
+        lines = response.read().decode().splitlines()
+    series = (line.rsplit(" ", 1) for line in lines if line and not line.startswith("#"))
+    return {name: float(value) for name, value in series}

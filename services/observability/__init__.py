@@ -1,0 +1,1 @@
+"""Metrics (Prometheus), health endpoints and structured logs for every studio process."""
