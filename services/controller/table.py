@@ -79,6 +79,7 @@ class TableController:
     counters: dict[str, int] = field(default_factory=dict)
     refresh_every: timedelta = timedelta(seconds=1)  # re-read the round even without a notification
     _refreshed_at: datetime | None = None
+    _low_deck_alerted: int = -1  # the deck (by shuffle count) already reported as too low
     _published: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     # ---- inputs -------------------------------------------------------------------------
@@ -173,7 +174,8 @@ class TableController:
         if current is not None and current.finished_at is not None and now < _aware(current.finished_at) + pause:
             return
         if not self.deck.can_deal(CARDS_PER_ROUND):
-            if not any(a.kind == "deck_low" for a in self.alerts[-3:]):
+            if self._low_deck_alerted != self.deck.shuffles:  # once per deck
+                self._low_deck_alerted = self.deck.shuffles
                 self._alert("deck_low", f"{self.deck.remaining} cards left: load a new deck before the next round")
                 self._publish()
             return

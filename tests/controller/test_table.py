@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -172,6 +173,14 @@ def test_no_round_opens_when_the_deck_cannot_finish_it_until_a_new_deck(table: T
     table.tick(seconds=0)
     assert table.controller.current is not None and table.controller.current.phase == Phase.BETTING
     assert table.controller.deck.remaining == 52
+    table.tick(seconds=10)  # a round with no wagers: betting closes, the deal begins
+    for card in deck[:45]:  # the next deck runs low too: the dealer is told again
+        table.controller.on_shoe(table.message(card, burn=True))
+    table.controller.current = None
+    table.controller.refresh_every = timedelta(hours=1)  # keep the test's view of "no current round"
+    table.tick(seconds=1)
+    assert table.alerts()[-1] == "7 cards left: load a new deck before the next round"
+    assert table.controller.counters["alerts_deck_low"] == 2
 
 
 def test_a_restarted_controller_resumes_the_round_the_deck_and_the_shoe_feed(table: Table) -> None:
