@@ -7,7 +7,7 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from services.observability.http import serve_health
 from services.rounds.players import PlayerService
 from services.rounds.service import Bet, RoundService
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
+from tests.conftest import BrokerProcess
 from tests.support import wait_until
 
 WINDOWS = {"betting_window_ms": 1500, "insurance_window_ms": 300, "decision_window_ms": 300}
@@ -51,6 +52,7 @@ class Studio:
         self.views = Subscriber(url, [topics.round_state(self.table), topics.round_dealer(self.table)])
         self.views.wait_subscribed()
         self.stop = threading.Event()
+        self.dealt: set[tuple[str, str, int]] = set()
         self.threads = [
             threading.Thread(target=self.daemon.run, args=(self.stop,), daemon=True),
             threading.Thread(target=self.controller.run, args=(self.stop,), daemon=True),
@@ -75,20 +77,23 @@ class Studio:
 
     def deal_as_the_console_says(self, cards: Iterator[str], round_id: str, timeout: float = 30) -> None:
         """Act as the dealer: whenever the console asks for a card, deal the next one; until settled."""
+        self.deal_until(cards, round_id, lambda view: view.get("phase") in (Phase.SETTLED, Phase.VOID), timeout)
+
+    def deal_until(
+        self, cards: Iterator[str], round_id: str, done: Callable[[dict[str, Any]], bool], timeout: float = 30
+    ) -> None:
         deadline = time.monotonic() + timeout
-        dealt_for: set[tuple[str, int]] = set()
         while time.monotonic() < deadline:
             dealer = self.latest(topics.round_dealer(self.table))
-            if dealer.get("round_id") == round_id and dealer.get("phase") in (Phase.SETTLED, Phase.VOID):
+            if dealer.get("round_id") == round_id and done(dealer):
                 return
             wanted = dealer.get("next_card") if dealer.get("round_id") == round_id else None
-            if wanted and (wanted["position"], wanted["index"]) not in dealt_for:
-                dealt_for.add((wanted["position"], wanted["index"]))
+            if wanted and (round_id, wanted["position"], wanted["index"]) not in self.dealt:
+                self.dealt.add((round_id, wanted["position"], wanted["index"]))
                 self.sim.deal(next(cards))
             time.sleep(0.02)
-        raise TimeoutError(
-            f"round {round_id} did not settle; last dealer view: {self.latest(topics.round_dealer(self.table))}"
-        )
+        last = self.latest(topics.round_dealer(self.table))
+        raise TimeoutError(f"round {round_id}: not done in {timeout} s; last dealer view: {last}")
 
     def close(self) -> None:
         self.stop.set()
@@ -168,3 +173,26 @@ def scrape(base: str) -> dict[str, float]:
         lines = response.read().decode().splitlines()
     series = (line.rsplit(" ", 1) for line in lines if line and not line.startswith("#"))
     return {name: float(value) for name, value in series}
+
+
+def test_a_round_survives_the_broker_being_killed_and_restarted_mid_deal(
+    database: Engine, broker_process: BrokerProcess, tmp_path: Path
+) -> None:
+    studio = Studio(database, broker_process.url, tmp_path)
+    try:
+        studio.fund("ana")
+        round_id = studio.service.open_round(studio.table)
+        studio.service.place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
+        cards = iter(shuffled_deck(seed=42))
+        studio.deal_until(cards, round_id, lambda view: view.get("deck_remaining") == 49)
+        broker_process.kill()
+        studio.sim.deal(next(cards))  # the banker's up card goes into the shoe daemon's outbox meanwhile
+        studio.dealt.add((round_id, "banker", 0))
+        broker_process.start()
+        studio.deal_as_the_console_says(cards, round_id, timeout=60)
+        engine = studio.table_controller.current.engine
+        assert engine.result is not None
+        assert studio.wallets.balance("ana")["balance"] == 10_000 + engine.result.player_nets()["ana"]
+        assert len(engine.cards) == len(set(engine.cards))
+    finally:
+        studio.close()
