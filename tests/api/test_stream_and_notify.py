@@ -45,3 +45,26 @@ def test_every_change_to_a_round_through_the_api_notifies_the_controller(databas
         client.post(f"/v1/operator/rounds/{round_id}/cards", json={"card": "ZZ"}, headers=op)  # refused: no notice
         client.post(f"/v1/operator/rounds/{round_id}/void", json={"reason": "test"}, headers=op)
     assert notified == [round_id] * 4
+
+
+def test_a_player_who_disconnects_mid_round_is_still_settled_and_sees_it_in_history(studio: Studio) -> None:
+    round_id = studio.client.post("/v1/operator/tables/t1/rounds", json={}, headers=studio.auth("op")).json()[
+        "round_id"
+    ]
+    slip = {"bets": [{"side": "player", "seat": "A", "stake": 100}]}
+    assert studio.post("ana", f"/v1/rounds/{round_id}/bets", slip, "d1").status_code == 201  # type: ignore[attr-defined]
+    with studio.client.stream("GET", "/v1/tables/t1/state/stream") as response:  # ana watches, then her line drops
+        next(line for line in response.iter_lines() if line.startswith("data: "))
+    studio.post("dealer", f"/v1/operator/rounds/{round_id}/close-betting")
+    for code in "5H 2D KD 9S TH 4S 3C 5C".split():
+        studio.post("dealer", f"/v1/operator/rounds/{round_id}/cards", {"card": code})
+    studio.post("dealer", f"/v1/operator/rounds/{round_id}/close-insurance")
+    timeout = studio.post("dealer", f"/v1/operator/rounds/{round_id}/timeout", {"seat": "A"})  # ana is gone
+    assert timeout.status_code == 200  # type: ignore[attr-defined]
+    for code in ("9D", "2S"):  # C draws on 3, the banker on 4
+        studio.post("dealer", f"/v1/operator/rounds/{round_id}/cards", {"card": code})
+    history = studio.client.get("/v1/history", headers=studio.auth("ana")).json()
+    assert [(h["round_id"], h["phase"]) for h in history] == [(round_id, "settled")]
+    net = history[0]["wagers"][0]["net"]
+    wallet = studio.client.get("/v1/wallet", headers=studio.auth("ana")).json()
+    assert (wallet["balance"], wallet["held"]) == (10_000 + net, 0)
