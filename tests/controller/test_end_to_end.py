@@ -23,6 +23,7 @@ from services.controller.runner import Controller
 from services.controller.table import ControllerSettings
 from services.db import session_factory
 from services.games.pokdeng import Phase, Position, Side
+from services.games.pokdeng.transcript import replay, result_to_dict
 from services.ledger.wallets import WalletService
 from services.observability.http import serve_health
 from services.rounds.players import PlayerService
@@ -37,13 +38,13 @@ WINDOWS = {"betting_window_ms": 1500, "insurance_window_ms": 300, "decision_wind
 class Studio:
     """One table: a pty shoe read by a shoe daemon, a controller, the round service, all on real parts."""
 
-    def __init__(self, database: Engine, url: str, directory: Path) -> None:
+    def __init__(self, database: Engine, url: str, directory: Path, windows: dict[str, int] = WINDOWS) -> None:
         self.table = f"t{uuid.uuid4().hex[:8]}"
         self.shoe_id = f"{self.table}-shoe"
         self.service = RoundService(session_factory(database))
         self.wallets = WalletService(session_factory(database), "THB")
         self.players = PlayerService(session_factory(database))
-        self.service.create_table(self.table, "THB", WINDOWS)
+        self.service.create_table(self.table, "THB", windows)
         self.sim = VirtualShoe("monitor", directory / "pty")
         config = ShoeConfig(self.table, self.shoe_id, directory / "outbox.db", url, source="sim", heartbeat=0.2)
         self.daemon = ShoeDaemon(config, SerialShoe(str(self.sim.path), "monitor", backoff=Backoff(0.02)).events)
@@ -194,5 +195,81 @@ def test_a_round_survives_the_broker_being_killed_and_restarted_mid_deal(
         assert engine.result is not None
         assert studio.wallets.balance("ana")["balance"] == 10_000 + engine.result.player_nets()["ana"]
         assert len(engine.cards) == len(set(engine.cards))
+    finally:
+        studio.close()
+
+
+# Rounds through the whole stack, each compared with the pure engine replaying the same transcript.
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "banker_pok_insured": {  # banker 9 up: insurance bought; 9 + T = Pok: settled early, insurance pays 1.2:1
+        "cards": "2H 3H 4H 9S 5H 6H 7H TS", "insure": {"ana": True}, "decide": {},
+        "check": lambda r, d: r.early and d["insurance"] == {"ana": 120},
+    },
+    "insurance_declined_decisions": {  # banker 8 up, nobody insures; ana stands on 5, binh draws on C
+        "cards": "2H 4H 6H 8D 3H 5H 7H 9C KS", "insure": {}, "decide": {"A": False, "C": True},
+        "check": lambda r, d: not r.early and d["insurance"] == {}
+        and (len(r.hands[Position.A].cards), len(r.hands[Position.C].cards)) == (2, 3),
+    },
+    "forced_draw_and_tie": {  # A: 5 + 5 = 0 points must draw; B and C tie with the banker
+        "cards": "5H 3D 2C 4S 5D 4D 5C 3S 9H", "insure": {}, "decide": {"C": False},
+        "check": lambda r, d: len(r.hands[Position.A].cards) == 3 and d["outcomes"]["B"] == d["outcomes"]["C"] == "tie",
+    },
+    "all_seats_pok": {  # every seat Pok: settled at once, nobody draws
+        "cards": "4H 3H 2H 2S 5D 5C 6D 3S", "insure": {}, "decide": {},
+        "check": lambda r, d: r.early and set(d["outcomes"].values()) == {"seat"},
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_a_scripted_round_through_the_whole_stack_matches_the_engine_replay(
+    database: Engine, mqtt_url: str, tmp_path: Path, name: str
+) -> None:
+    scenario = SCENARIOS[name]
+    windows = {"betting_window_ms": 1500, "insurance_window_ms": 1500, "decision_window_ms": 1500}
+    studio = Studio(database, mqtt_url, tmp_path, windows)
+    try:
+        studio.fund("ana", "binh")
+        round_id = studio.service.open_round(studio.table)
+        studio.service.place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
+        studio.service.place_bets(
+            "binh", round_id, [Bet(Side.PLAYER, Position.C, 40), Bet(Side.PLAYER, Position.B, 20)], "k2"
+        )
+        cards = iter(scenario["cards"].split())
+        acted: set[str] = set()
+
+        def act(view: dict[str, Any]) -> bool:
+            if view.get("phase") == "insurance" and "insurance" not in acted:
+                acted.add("insurance")
+                for player in scenario["insure"]:
+                    studio.service.buy_insurance(player, round_id, 100 if player == "ana" else 60, key=f"i-{player}")
+            decision = view.get("decision")
+            if decision and decision["seat"] in scenario["decide"] and decision["seat"] not in acted:
+                acted.add(decision["seat"])
+                decider = "ana" if decision["seat"] == "A" else "binh"
+                studio.service.decide(
+                    decider, round_id, Position(decision["seat"]), scenario["decide"][decision["seat"]]
+                )
+            return view.get("phase") in (Phase.SETTLED, Phase.VOID)
+
+        studio.deal_until(cards, round_id, act, timeout=60)
+        engine = studio.table_controller.current.engine
+        assert engine.result is not None
+        transcript = {
+            "cards": [str(card) for card in engine.cards],
+            "decisions": {seat: "draw" if draw else "stand" for seat, draw in scenario["decide"].items()},
+            "thresholds": {},
+            "wagers": [
+                {"id": w.wager_id, "player": w.player, "side": str(w.side), "seat": str(w.seat), "stake": w.stake}
+                for w in sorted((item.wager for item in engine.result.wagers), key=lambda w: w.order)
+            ],
+            "insurance": {player: 100 if player == "ana" else 60 for player in scenario["insure"]},
+            "settings": windows,
+        }
+        assert [str(card) for card in engine.cards] == scenario["cards"].split()
+        assert result_to_dict(engine.result) == result_to_dict(replay(transcript))
+        assert scenario["check"](engine.result, result_to_dict(engine.result))
+        for player, net in engine.result.player_nets().items():
+            assert studio.wallets.balance(player)["balance"] == 10_000 + net
     finally:
         studio.close()
