@@ -26,10 +26,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sqlalchemy import select
+
 from bench.shoe import broker, floor, percentiles
 from hardware.sim import VirtualShoe
 from services.bus import topics
 from services.bus.client import Subscriber
+from services.rounds.models import Round, RoundLogEntry
 from services.studio.assembly import StudioConfig, running_studio
 
 FAST = {"betting_window_ms": 100, "insurance_window_ms": 100, "decision_window_ms": 100}
@@ -108,10 +111,6 @@ def main() -> None:
 
 def window_lateness(studio: Any) -> list[float]:
     """For every window the controller closed: when it acted − the deadline (seconds)."""
-    from sqlalchemy import select
-
-    from services.rounds.models import Round, RoundLogEntry
-
     late = []
     with studio.service.sessions() as session:
         rows = session.execute(

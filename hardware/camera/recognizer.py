@@ -23,13 +23,13 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from hardware.codes import DECK, RANKS, SUITS
+
 Image = NDArray[Any]  # what OpenCV hands back: its stubs type every array loosely
 Vector = NDArray[Any]  # a unit float32 vector
 CARD_W, CARD_H = 250, 350
 RATIO = CARD_W / CARD_H
 GLYPH = 32  # glyphs are compared as GLYPH × GLYPH squares
-RANKS = "A23456789TJQK"
-SUITS = "SHDC"
 RED_SUITS = "HD"
 CORNER = (0.28, 0.33)  # the index corner, as shares of the face's width and height
 DEFAULT_THRESHOLD = 0.62
@@ -271,7 +271,7 @@ class Templates:
             red_threshold = float(data["red_threshold"])
         except (OSError, ValueError, KeyError) as error:
             raise RecognitionError(f"{path}: not a templates file ({error})") from None
-        if codes != sorted(rank + suit for rank in RANKS for suit in SUITS):
+        if codes != sorted(DECK):
             raise RecognitionError(f"{path}: templates must cover all 52 cards, found {len(codes)}")
         return cls(glyphs, red_threshold)
 
@@ -296,7 +296,7 @@ def variations(crop: NDArray[Any]) -> list[Vector]:
 def calibrate(photos: dict[str, Image]) -> Templates:
     """Templates from one photo per card of the studio's deck (``{"AS": image, …}``, all 52)."""
     codes = sorted(photos)
-    expected = sorted(rank + suit for rank in RANKS for suit in SUITS)
+    expected = sorted(DECK)
     if codes != expected:
         missing = sorted(set(expected) - set(codes))
         extra = sorted(set(codes) - set(expected))

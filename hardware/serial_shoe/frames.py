@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-RANKS = "A23456789TJQK"
-SUITS = "SHDC"
+from hardware.codes import RANKS, SUITS
+
 MAX_FRAME = 128  # bytes; a frame (or line) longer than this is noise
 
 

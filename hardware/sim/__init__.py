@@ -1,5 +1,6 @@
-"""Simulated devices: a virtual serial shoe on a pty (and, later, a synthetic camera)."""
+"""Simulated devices: a virtual serial shoe on a pty (here) and a synthetic camera (``hardware.sim.camera``)."""
 
-from hardware.sim.serial_shoe import DECK, Faults, VirtualShoe, card_frame, shuffled_deck
+from hardware.codes import DECK
+from hardware.sim.serial_shoe import Faults, VirtualShoe, card_frame, shuffled_deck
 
 __all__ = ["DECK", "Faults", "VirtualShoe", "card_frame", "shuffled_deck"]

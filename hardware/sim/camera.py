@@ -19,6 +19,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from hardware.codes import DECK
 from hardware.sim.glyphs import draw_rank
 
 Image = NDArray[Any]  # what OpenCV hands back: its stubs type every array loosely
@@ -229,7 +230,7 @@ def render(codes: list[str], scene: Scene = MODERATE, seed: int = 0) -> tuple[Im
 def calibration_photos(seed: int = 0) -> dict[str, Image]:
     """One photo per card of the calibration deck: the card alone on the table, any rotation, mild tilt."""
     photos = {}
-    for index, code in enumerate(rank + suit for suit in "SHDC" for rank in "A23456789TJQK"):
+    for index, code in enumerate(DECK):
         scene = Scene(width=640, height=480, card_width=(200, 240), tilt=0.04, blur=0.6, noise=3.0,
                       felt=FELTS["green"], light=(0.9, 1.05))  # fmt: skip
         photos[code], _ = render([code], scene, seed=seed * 1000 + index)

@@ -17,11 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hardware.codes import DECK
 from hardware.serial_shoe.frames import with_checksum
-
-RANKS = "A23456789TJQK"
-SUITS = "SHDC"
-DECK = tuple(rank + suit for suit in SUITS for rank in RANKS)
 
 
 def shuffled_deck(seed: int | None = None) -> list[str]:

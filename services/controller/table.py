@@ -28,7 +28,7 @@ from services.games.pokdeng.views import public_view
 from services.observability import metrics
 from services.rounds.engines import load
 from services.rounds.errors import RoundError
-from services.rounds.models import Round
+from services.rounds.models import Round, RoundLogEntry
 from services.rounds.service import RoundService
 
 log = logging.getLogger("studio.controller")
@@ -53,6 +53,7 @@ class Snapshot:
     window_closes_at: datetime | None
     finished_at: datetime | None
     engine: PokDengRound
+    log_length: int  # the engine replays this many log entries: a re-read that finds the same skips the replay
 
 
 @dataclass
@@ -101,8 +102,9 @@ class TableController:
             return
         card = Card.from_code(message.card)
         if self.deck.has_seen(card):
-            shown = "a face-down card" if card in self._hidden() else f"card {card}"
-            self._refuse(message, f"{shown} was already dealt from this deck", public_card=card not in self._hidden())
+            hidden = card in self._hidden()
+            shown = "a face-down card" if hidden else f"card {card}"
+            self._refuse(message, f"{shown} was already dealt from this deck", public_card=not hidden)
             return
         if message.burn:
             self.deck.record(card)
@@ -222,26 +224,32 @@ class TableController:
             else:
                 if before != (round_.id, round_.phase):
                     metrics.ROUND_PHASES.labels(self.table_id, round_.phase).inc()
+                unchanged = self.current is not None and (self.current.round_id, self.current.log_length) == (
+                    round_.id, round_.log_length,
+                )  # fmt: skip
+                engine = self.current.engine if unchanged and self.current else load(session, round_)
                 self.current = Snapshot(
                     round_.id, round_.phase, round_.betting_closes_at, round_.window_closes_at,
-                    round_.settled_at or round_.voided_at, load(session, round_),
+                    round_.settled_at or round_.voided_at, engine, round_.log_length,
                 )  # fmt: skip
         self._publish()
 
     def _replayed(self, message: ShoeCard) -> bool:
-        """A card dealt just before a crash, before its journal entry: journal it, do not deal it twice."""
-        if self.current is None:
+        """A card dealt just before a crash, before its journal entry: journal it, do not deal it twice.
+
+        Only a card the current round already holds can be one; only then is the log asked.
+        """
+        card = Card.from_code(message.card)
+        if self.current is None or card not in self.current.engine.cards:
             return False
         with self.service.sessions() as session:
-            from services.rounds.models import RoundLogEntry
-
             dealt = session.scalar(
                 select(func.count()).where(
                     RoundLogEntry.round_id == self.current.round_id, RoundLogEntry.actor == f"shoe:{message.seq}"
                 )
             )
         if dealt:
-            self.deck.record(Card.from_code(message.card))
+            self.deck.record(card)
             self._journal(message, "dealt")
         return bool(dealt)
 

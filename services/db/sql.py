@@ -14,10 +14,6 @@ T = TypeVar("T")
 CHUNK = 1000  # rows or values per statement: well inside SQLite's 32,766 and PostgreSQL's 65,535 parameters
 
 
-def is_postgres(session: Session) -> bool:
-    return session.get_bind().dialect.name == "postgresql"
-
-
 def insert_ignoring_conflicts(session: Session, model: Any) -> Any:
     """``INSERT … ON CONFLICT DO NOTHING`` in the session's dialect."""
     return insert_ignoring_conflicts_in(session.get_bind().dialect.name, model)

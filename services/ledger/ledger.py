@@ -311,19 +311,13 @@ class Ledger:
 
     def hold(self, player: str, amount: int, round_id: str, wager_id: str) -> int:
         """Move ``amount`` from the wallet into escrow as a pending hold; returns the hold id."""
-        return self.hold_many(player, round_id, [(wager_id, amount)])[wager_id]
-
-    def hold_many(self, player: str, round_id: str, stakes: Sequence[tuple[str, int]]) -> dict[str, int]:
-        """Hold each ``(wager_id, amount)`` from the player's wallet, all or none; returns each wager's hold id.
-
-        A wager named twice gets one hold of the sum.
-        """
-        return self.place_holds(player, round_id, stakes).ids
+        return self.place_holds(player, round_id, [(wager_id, amount)]).ids[wager_id]
 
     def place_holds(
         self, player: str, round_id: str, stakes: Sequence[tuple[str, int]], locked: Mapping[int, Locked] | None = None
     ) -> Holds:
-        """``hold_many``, also returning the new balances; ``locked`` as for ``post_many``."""
+        """Hold each ``(wager_id, amount)`` from the player's wallet, all or none (a wager named twice: one hold
+        of the sum); returns the hold ids and the new balances. ``locked`` as for ``post_many``."""
         amounts: dict[str, int] = {}
         for wager_id, amount in stakes:
             if type(amount) is not int or amount <= 0:

@@ -202,7 +202,6 @@ class ShoeDaemon:
         with self._lock:
             info = self.client.publish(self._cards_topic, payload, qos=1)
             self._inflight[info.mid] = seq
-        metrics.OUTBOX_DEPTH.labels(self.config.shoe_id).set(self.outbox.depth())
 
     def _ack_loop(self, stop: threading.Event) -> None:
         """PUBACKs → outbox. (paho calls back on its own thread; the lookup waits for ``_publish`` to finish.)"""
@@ -215,10 +214,11 @@ class ShoeDaemon:
                 seq = self._inflight.pop(mid, None)
             if seq is not None:
                 self.outbox.ack([seq])
-                metrics.OUTBOX_DEPTH.labels(self.config.shoe_id).set(self.outbox.depth())
 
     def _heartbeat_loop(self, stop: threading.Event) -> None:
+        """Every ``heartbeat``: the outbox depth gauge, and the status (with the latest seq) when connected."""
         while not stop.wait(self.config.heartbeat):
+            metrics.OUTBOX_DEPTH.labels(self.config.shoe_id).set(self.outbox.depth())
             if self.client.is_connected():
                 self._publish_status()
 

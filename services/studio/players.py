@@ -8,7 +8,15 @@ import random
 import threading
 import uuid
 
-from services.games.pokdeng import SEATS, AwaitingDecision, AwaitingInsurance, Phase, PokDengError, Side
+from services.games.pokdeng import (
+    SEATS,
+    AwaitingDecision,
+    AwaitingInsurance,
+    Phase,
+    PokDengError,
+    PokDengRound,
+    Side,
+)
 from services.ledger.errors import LedgerError
 from services.rounds.errors import RoundError
 from services.rounds.service import Bet
@@ -42,9 +50,9 @@ class SimulatedPlayers:
         self._done.add(key)
         return True
 
-    def _play(self, round_id: str, phase: str, engine: object) -> None:
+    def _play(self, round_id: str, phase: str, engine: PokDengRound) -> None:
         service, rng = self.studio.service, self.rng
-        expecting = getattr(engine, "expecting", None)
+        expecting = engine.expecting
         if phase == Phase.BETTING and self._once(round_id, "bets"):
             for name in rng.sample(NAMES, rng.randint(2, len(NAMES))):
                 side = rng.choice(list(Side))
@@ -52,7 +60,7 @@ class SimulatedPlayers:
                 service.place_bets(name, round_id, bets, key=uuid.uuid4().hex)
         elif isinstance(expecting, AwaitingInsurance) and self._once(round_id, "insurance"):
             for name in expecting.eligible:
-                amounts = engine.insurance_amounts(name)  # type: ignore[attr-defined]
+                amounts = engine.insurance_amounts(name)
                 if amounts and rng.random() < 0.4:
                     service.buy_insurance(name, round_id, rng.choice(amounts), key=uuid.uuid4().hex)
         elif isinstance(expecting, AwaitingDecision) and self._once(round_id, "decide", str(expecting.seat)):

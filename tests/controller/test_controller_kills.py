@@ -142,7 +142,7 @@ def test_a_controller_killed_in_any_phase_is_restarted_and_the_round_settles_exa
     studio.deal_while(round_id, lambda view: view.get("phase") != "settled")
 
     with studio.service.sessions() as session:
-        settlements = session.scalar(select(func.count()).select_from(Hold).where(Hold.round_id == round_id))
+        holds = session.scalar(select(func.count()).select_from(Hold).where(Hold.round_id == round_id))
         pending = session.scalar(
             select(func.count()).select_from(Hold).where(Hold.round_id == round_id, Hold.status == "pending")
         )
@@ -150,7 +150,7 @@ def test_a_controller_killed_in_any_phase_is_restarted_and_the_round_settles_exa
             json.loads(c)
             for c in session.scalars(select(RoundLogEntry.command).where(RoundLogEntry.round_id == round_id))
         ]
-    assert pending == 0 and settlements == 2
+    assert pending == 0 and holds == 2  # ana's and binh's wagers, each resolved once
     dealt = [entry["card"] for entry in log if entry["type"] == "deal"]
     assert dealt == CARDS[: len(dealt)]  # every card once, in the order it left the shoe
     with studio.service.sessions() as session:
