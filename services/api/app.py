@@ -14,11 +14,13 @@ import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import Engine, text
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from services.api import operator_routes, player_routes
+from services.api import operator_routes, page_routes, player_routes
+from services.api.consoles import DealerViews
 from services.api.deps import Services
 from services.cards import CardError
 from services.db import session_factory
@@ -60,6 +62,7 @@ ERRORS: list[tuple[type[Exception], int, str]] = [
     (WagerError, 422, "invalid_wager"),
     (InsuranceError, 422, "invalid_insurance"),
     (DecisionError, 403, "not_your_decision"),
+    (page_routes.ConsoleUnavailableError, 503, "console_unavailable"),
     (SettingsError, 422, "invalid_settings"),
     (CardError, 422, "invalid_card"),
     (PokDengError, 422, "rule_violation"),
@@ -74,10 +77,12 @@ def create_app(
     currency: str = "THB",
     threads: int = POOL_SIZE,
     notify: Callable[[str], None] | None = None,
+    dealer_views: DealerViews | None = None,
 ) -> FastAPI:
     """The API on ``database``; ``threads`` endpoints run at once (match it to the connection pool).
 
-    ``notify(round_id)`` is called after every change to a round (the controller's ``…/round/commands``).
+    ``notify(round_id)`` is called after every change to a round (the controller's ``…/round/commands``);
+    ``dealer_views`` relays the controller's dealer console views (without it the console feed is unavailable).
     """
     sessions = session_factory(database)
 
@@ -99,9 +104,13 @@ def create_app(
     )
     if notify is not None:
         app.state.services = replace(app.state.services, notify=notify)
+    app.state.services = replace(app.state.services, dealer_views=dealer_views)
     app.include_router(player_routes.router)
     app.include_router(player_routes.public)
     app.include_router(operator_routes.router)
+    app.include_router(page_routes.dealer)
+    app.include_router(page_routes.pages)
+    app.mount("/static", StaticFiles(directory=page_routes.PAGES), name="static")
 
     @app.get("/metrics", tags=["health"], response_class=PlainTextResponse)
     def metrics() -> PlainTextResponse:

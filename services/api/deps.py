@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from services.api.consoles import DealerViews
 from services.ledger.wallets import WalletService
 from services.rounds.errors import AuthError, ForbiddenError
 from services.rounds.players import Identity, PlayerService
@@ -25,6 +26,7 @@ class Services:
     wallets: WalletService
     players: PlayerService
     notify: Callable[[str], None] = _no_notice  # tell the round controller a round changed (``…/round/commands``)
+    dealer_views: DealerViews | None = None  # the controller's dealer console views (None: no broker)
 
 
 def get_services(request: Request) -> Services:

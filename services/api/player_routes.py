@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator
 from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any
@@ -25,6 +23,7 @@ from services.api.schemas import (
     ThresholdIn,
     WalletOut,
 )
+from services.api.sse import stream_changes
 from services.games.pokdeng import Position, Side
 from services.rounds import queries
 from services.rounds.service import Bet
@@ -95,6 +94,12 @@ def round_state(round_id: str, _player: CurrentPlayer, services: ServicesDep) ->
     return queries.round_state(services.rounds, round_id)
 
 
+@public.get("/tables")
+def tables(services: ServicesDep) -> list[dict[str, str]]:
+    """Every table of the studio (no login needed): id, game, currency."""
+    return queries.tables(services.rounds)
+
+
 @router.get("/tables/{table_id}/current")
 def current_round(table_id: str, _player: CurrentPlayer, services: ServicesDep) -> dict[str, Any]:
     return queries.current_round(services.rounds, table_id)
@@ -124,20 +129,7 @@ async def stream_state(
     """
     first = await asyncio.to_thread(queries.current_round, services.rounds, table_id)  # 404 for an unknown table
 
-    async def events() -> AsyncIterator[str]:
-        state, sent = first, 0
-        while True:
-            yield f"data: {json.dumps(state, separators=(',', ':'))}\n\n"
-            sent += 1
-            if sent >= changes:
-                return
-            while True:
-                await asyncio.sleep(STREAM_POLL_S)
-                if await request.is_disconnected():
-                    return
-                latest = await asyncio.to_thread(queries.current_round, services.rounds, table_id)
-                if latest != state:
-                    state = latest
-                    break
+    async def read() -> dict[str, Any]:
+        return await asyncio.to_thread(queries.current_round, services.rounds, table_id)
 
-    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+    return stream_changes(request, first, read, changes, STREAM_POLL_S)

@@ -49,6 +49,19 @@ def round_dealer(table: str) -> str:
     return f"{_table(table)}/round/dealer"
 
 
+def every_round_dealer() -> str:
+    """The dealer console topics of every table (a subscription pattern for the API's console relay)."""
+    return f"{ROOT}/tables/+/round/dealer"
+
+
+def table_of(topic: str) -> str:
+    """The table id in a per-table topic name."""
+    parts = topic.split("/")
+    if len(parts) < 4 or f"{parts[0]}/{parts[1]}" != ROOT or parts[2] != "tables":
+        raise ValueError(f"{topic!r} is not a per-table topic under {ROOT}/tables/")
+    return parts[3]
+
+
 def round_commands(table: str) -> str:
     """Notifications to the controller that a decision, insurance or operator command was recorded."""
     return f"{_table(table)}/round/commands"

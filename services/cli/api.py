@@ -32,16 +32,21 @@ def run_api(args: argparse.Namespace) -> int:
     import uvicorn
 
     from services.api.app import create_app
+    from services.api.consoles import DealerViews
     from services.api.notify import RoundNotifier
     from services.bus.broker import BrokerNotFoundError, broker_url
 
     engine = make_engine(args.database)
     migrate(engine)
     try:
-        notify: RoundNotifier | None = RoundNotifier(broker_url())
+        url = broker_url()
     except BrokerNotFoundError:
-        notify = None  # no broker: the controller still sees API changes at its next re-read (within a second)
-    uvicorn.run(create_app(engine, notify=notify), host=args.host, port=args.port, log_level="info")
+        # no broker: the controller still sees API changes at its next re-read (within a second);
+        # the dealer console feed answers 503 until the API runs beside a broker
+        app = create_app(engine)
+    else:
+        app = create_app(engine, notify=RoundNotifier(url), dealer_views=DealerViews(url))
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0
 
 

@@ -14,10 +14,12 @@ import os
 import tempfile
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from services.cli.up import public_login, studio_urls
 from services.games.pokdeng import Phase, Position, RoundResult
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 from services.studio.players import SimulatedPlayers
@@ -54,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
         with running_studio(config) as studio:
             print(f"studio demo: broker {studio.mqtt_url}, API {studio.api_url}, tables {', '.join(tables)}")
+            if args.forever:  # watching the pages: a throwaway database, so hand out a console token
+                print(studio_urls(studio, tables, public_login(config.mqtt_url)))
+                token = studio.players.register(f"dealer-{uuid.uuid4().hex[:6]}", "dealer")
+                print(f"  dealer console token (this demo's database only): {token}")
             stop = threading.Event()
             players = threading.Thread(target=SimulatedPlayers(studio, args.seed or 0).run, args=(stop,), daemon=True)
             players.start()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from services.bus import topics
-from services.studio.assembly import StudioConfig, running_studio
+from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 
 
 def register(commands: Any) -> None:
@@ -20,6 +20,30 @@ def register(commands: Any) -> None:
     parser.add_argument("--run-dir", type=Path, default=Path(".studio"), help="database, outboxes, broker URL")
     parser.add_argument("--api-port", type=int, default=8000, help="0: any free port")
     parser.set_defaults(run=run_up)
+
+
+def public_login(mqtt_url: str | None) -> str:
+    """How a read-only public-feed client logs in to the broker."""
+    if mqtt_url is None:
+        return "embedded amqtt: anonymous, no password"
+    return "user 'public', password from deploy/mosquitto/make-passwords (reads the public round state only)"
+
+
+def studio_urls(studio: RunningStudio, tables: tuple[str, ...], login: str) -> str:
+    api = studio.api_url
+    lines = [
+        f"studio up: tables {', '.join(tables)} (a simulated shoe and dealer each)",
+        f"  API            {api}   (OpenAPI {api}/docs, tables {api}/)",
+        f"  broker         {studio.mqtt_url}   ({login})",
+    ]
+    for table in tables:
+        lines += [
+            f"  {table} dealer console  {api}/console/{table}   (a dealer or operator token)",
+            f"  {table} overlay         {api}/overlay/{table}   (public; MQTT {topics.round_state(table)})",
+        ]
+    database = "" if studio.config.database_url else f" --database {studio.database_url}"  # else the env URL is used
+    lines.append(f"  a console token: studio players add NAME --role dealer{database}; stop with Ctrl-C")
+    return "\n".join(lines)
 
 
 def run_up(args: argparse.Namespace) -> int:
@@ -33,13 +57,6 @@ def run_up(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     with running_studio(config) as studio:
-        print(f"studio up: tables {', '.join(tables)} (simulated shoe and dealer each)")
-        print(f"  API        {studio.api_url}   (OpenAPI: {studio.api_url}/docs)")
-        login = "embedded amqtt, anonymous" if not config.mqtt_url else "public feed: the 'public' user of deploy/"
-        print(f"  broker     {studio.mqtt_url}   ({login})")
-        for table in tables:
-            print(f"  {table}: public state {topics.round_state(table)}   dealer {topics.round_dealer(table)}")
-        print("  the dealer console and overlay web pages are not built yet: subscribe to the topics above")
-        print("  an operator token: studio players add NAME --role operator; stop with Ctrl-C", flush=True)
+        print(studio_urls(studio, tables, public_login(config.mqtt_url)), flush=True)
         stop.wait()
     return 0

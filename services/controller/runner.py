@@ -116,7 +116,7 @@ class Controller:
         client.subscribe(subscriptions)
 
     def _on_message(self, _client: mqtt.Client, _data: object, message: mqtt.MQTTMessage) -> None:
-        table = message.topic.split("/")[3]
+        table = topics.table_of(message.topic)
         if table not in self.tables:
             return
         if message.topic == topics.shoe_alarms(table):

@@ -15,10 +15,25 @@ from sqlalchemy.orm import Session
 from services.ledger.models import Hold
 from services.rounds.engines import EngineCache
 from services.rounds.errors import NotFoundError
-from services.rounds.models import Round, Wager
+from services.rounds.models import GameTable, Round, Wager
 from services.rounds.service import INSURANCE, RoundService
 
 HISTORY_PAGE_MAX = 100
+
+
+def tables(service: RoundService) -> list[dict[str, str]]:
+    """Every table: its id, game and currency (public: the lobby and the studio's own pages list them)."""
+    with service.sessions() as session:
+        rows = session.execute(select(GameTable.id, GameTable.game, GameTable.currency).order_by(GameTable.id)).all()
+    return [{"table_id": id_, "game": game, "currency": currency} for id_, game, currency in rows]
+
+
+def table(service: RoundService, table_id: str) -> dict[str, str]:
+    with service.sessions() as session:
+        found = session.get(GameTable, table_id)
+        if found is None:
+            raise NotFoundError(f"table {table_id!r} does not exist")
+        return {"table_id": found.id, "game": found.game, "currency": found.currency}
 
 
 def round_state(service: RoundService, round_id: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import uvicorn
 from hardware.serial_shoe import Backoff, SerialShoe
 from hardware.sim import VirtualShoe
 from services.api.app import create_app
+from services.api.consoles import DealerViews
 from services.api.notify import RoundNotifier
 from services.bus.broker import embedded_broker, write_url
 from services.controller.runner import Controller
@@ -53,6 +54,7 @@ class RunningStudio:
     config: StudioConfig
     mqtt_url: str
     api_url: str
+    database_url: str  # as given (with any password): for the operator's own tools on this machine
     service: RoundService
     wallets: WalletService
     players: PlayerService
@@ -68,7 +70,8 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
     with contextlib.ExitStack() as stack:
         url = config.mqtt_url or stack.enter_context(embedded_broker())
         write_url(url, config.run_dir)
-        engine = make_engine(config.database_url or f"sqlite:///{config.run_dir / 'studio.db'}")
+        database_url = config.database_url or f"sqlite:///{config.run_dir / 'studio.db'}"
+        engine = make_engine(database_url)
         migrate(engine)
         sessions = session_factory(engine)
         service = RoundService(sessions)
@@ -100,7 +103,11 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
         start(controller.run, "controller")
         server = uvicorn.Server(
             uvicorn.Config(
-                create_app(engine, notify=stack.enter_context(contextlib.closing(RoundNotifier(url)))),
+                create_app(
+                    engine,
+                    notify=stack.enter_context(contextlib.closing(RoundNotifier(url))),
+                    dealer_views=stack.enter_context(contextlib.closing(DealerViews(url))),
+                ),
                 host=config.api_host,
                 port=config.api_port,
                 log_level="warning",
@@ -113,7 +120,7 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
         port = server.servers[0].sockets[0].getsockname()[1] if server.started else config.api_port
         try:
             yield RunningStudio(
-                config, url, f"http://{config.api_host}:{port}", service, WalletService(sessions, "THB"),
+                config, url, f"http://{config.api_host}:{port}", database_url, service, WalletService(sessions, "THB"),
                 PlayerService(sessions), controller, shoes,
             )  # fmt: skip
         finally:

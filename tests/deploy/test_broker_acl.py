@@ -74,7 +74,7 @@ def test_only_the_controller_reads_raw_shoe_cards_and_the_public_reads_only_the_
 ) -> None:
     port, roles = secured
     everything = "studio/v1/#"
-    readers = {role: Subscriber(url(port, roles, role), [everything]) for role in ("controller", "public", "dealer")}
+    readers = {role: Subscriber(url(port, roles, role), [everything]) for role in ("controller", "public", "dealer", "api")}
     for reader in readers.values():
         reader.wait_subscribed()
     shoe, controller = publisher(url(port, roles, "shoe")), publisher(url(port, roles, "controller"))
@@ -87,6 +87,7 @@ def test_only_the_controller_reads_raw_shoe_cards_and_the_public_reads_only_the_
             for role, r in readers.items()}  # fmt: skip
     assert seen["controller"] == ["round/dealer", "round/state", "shoe/cards"]
     assert seen["dealer"] == ["round/dealer", "round/state"]
+    assert seen["api"] == ["round/dealer", "round/state"]  # it relays the dealer view to logged-in staff only
     assert seen["public"] == ["round/state"]
     for client in (shoe, controller):
         client.disconnect()

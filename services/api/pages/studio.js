@@ -1,0 +1,98 @@
+// Shared by the studio pages: reading a Server-Sent Events stream, drawing cards, hands and timers.
+"use strict";
+
+const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
+const RANKS = { T: "10" };
+const POSITIONS = ["A", "B", "C", "banker"];
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+// A card code ("QH") face up; null (not revealed) or "received" (the dealer saw it scanned) face down.
+function cardNode(code) {
+  if (code === null || code === "received") {
+    return el("span", { class: "card back", "data-card": code === null ? "hidden" : "received",
+                        title: code === null ? "face down" : "received, face down" });
+  }
+  const rank = RANKS[code[0]] || code[0];
+  const suit = code[1];
+  const red = suit === "H" || suit === "D";
+  return el("span", { class: "card" + (red ? " red" : ""), "data-card": code }, rank + SUITS[suit]);
+}
+
+function handNode(position, hand, outcome) {
+  const name = position === "banker" ? "Banker" : "Seat " + position;
+  const points = hand.points === null || hand.points === undefined ? "" : hand.points + " pts";
+  const node = el("div", { class: "hand", "data-position": position },
+    el("div", { class: "name" }, name),
+    el("div", { class: "cards" }, ...hand.cards.map(cardNode)),
+    el("div", { class: "points" }, points));
+  if (outcome) {
+    const text = { seat: "Seat wins", banker: "Banker wins", tie: "Tie" }[outcome] || outcome;
+    node.append(el("div", { class: "outcome " + outcome, "data-outcome": outcome }, text));
+  }
+  return node;
+}
+
+function handsNode(view) {
+  const outcomes = (view.result && view.result.outcomes) || {};
+  const hands = view.hands || {};
+  return el("div", { class: "hands" },
+    ...POSITIONS.filter((p) => hands[p]).map((p) => handNode(p, hands[p], outcomes[p])));
+}
+
+// Seconds left until the open window closes (betting, insurance or a decision), or "" when none is open.
+function secondsLeft(view, now = Date.now()) {
+  const closes = view.phase === "betting" ? view.betting_closes_at : view.window_closes_at;
+  if (!closes || !["betting", "insurance", "drawing"].includes(view.phase)) return "";
+  return Math.max(0, Math.ceil((Date.parse(closes) - now) / 1000)) + " s";
+}
+
+// Follows a text/event-stream with fetch (so a bearer token can go in a header), reconnecting on loss.
+async function follow(url, headers, onValue, onStatus) {
+  let delay = 500;
+  for (;;) {
+    try {
+      const response = await fetch(url, { headers, cache: "no-store" });
+      if (!response.ok) {
+        let message = response.status + "";
+        try { message = (await response.json()).message || message; } catch (_) { /* not JSON */ }
+        onStatus("error", message);
+        if (response.status === 401 || response.status === 403 || response.status === 404) return;
+      } else {
+        onStatus("live", "");
+        delay = 500;
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        let buffer = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += decoder.decode(value, { stream: true });
+          let end;
+          while ((end = buffer.indexOf("\n\n")) >= 0) {
+            const event = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const data = event.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+            if (data) onValue(JSON.parse(data));
+          }
+        }
+      }
+    } catch (error) {
+      onStatus("offline", String(error));
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(delay * 2, 5000);
+  }
+}
+
+function tableFromPath() {
+  return decodeURIComponent(location.pathname.split("/").filter(Boolean).pop());
+}
