@@ -17,41 +17,55 @@ import paho.mqtt.client as mqtt
 
 from services.bus import topics
 from services.bus.client import connect, make_client
+from services.bus.messages import ControllerStatus, decode
 
 log = logging.getLogger("studio.api")
 
 
 class DealerViews:
-    """The latest dealer view per table, with a version that grows on every change."""
+    """The latest dealer view per table, and whether the controller writing the table is online.
+
+    A controller's status is retained with an ``offline`` last will, so when one dies the view
+    says ``"controller": "offline"`` at once and the console tells the dealer to stop.
+    """
 
     def __init__(self, url: str) -> None:
         self._lock = threading.Lock()
-        self._views: dict[str, tuple[int, dict[str, Any]]] = {}
-        self._version = 0
+        self._views: dict[str, dict[str, Any]] = {}
+        self._controllers: dict[str, str] = {}  # table → "online" | "offline", from the controllers' statuses
         self.subscribed = threading.Event()
         self.client = make_client("")
-        self.client.on_connect = lambda client, *_: client.subscribe(topics.every_round_dealer(), qos=1)
+        self.client.on_connect = lambda client, *_: client.subscribe(
+            [(topics.every_round_dealer(), 1), (topics.every_controller_status(), 1)]
+        )
         self.client.on_subscribe = lambda *_: self.subscribed.set()
         self.client.on_message = self._on_message
         connect(self.client, url)
 
     def _on_message(self, _client: mqtt.Client, _data: object, message: mqtt.MQTTMessage) -> None:
+        if not message.payload:
+            return  # a retained message cleared
         try:
+            if mqtt.topic_matches_sub(topics.every_controller_status(), message.topic):
+                status = decode(ControllerStatus, bytes(message.payload))
+                with self._lock:
+                    self._controllers |= {table: status.state for table in status.tables}
+                return
             table = topics.table_of(message.topic)
             view = json.loads(message.payload)
             if not isinstance(view, dict):
                 raise ValueError("not a JSON object")
-        except ValueError as error:
-            log.warning("ignored a dealer view on %s: %s", message.topic, error)
+        except ValueError as error:  # MessageError too
+            log.warning("ignored a message on %s: %s", message.topic, error)
             return
         with self._lock:
-            self._version += 1
-            self._views[table] = (self._version, view)
+            self._views[table] = view
 
-    def latest(self, table: str) -> tuple[int, dict[str, Any]] | None:
-        """``(version, view)`` of the table's last dealer view; None before the controller published one."""
+    def latest(self, table: str) -> dict[str, Any] | None:
+        """The table's last dealer view with ``controller`` online/offline/unknown; None before the first."""
         with self._lock:
-            return self._views.get(table)
+            view = self._views.get(table)
+            return None if view is None else view | {"controller": self._controllers.get(table, "unknown")}
 
     def close(self) -> None:
         self.client.disconnect()

@@ -65,7 +65,6 @@ async def dealer_stream(
     waiting = {"v": 1, "table_id": table_id, "waiting_for": "the round controller (no dealer view yet)"}
 
     async def read() -> dict[str, Any]:
-        latest = views.latest(table_id)
-        return waiting if latest is None else latest[1]
+        return views.latest(table_id) or waiting
 
     return stream_changes(request, await read(), read, changes, DEALER_POLL_S)

@@ -60,6 +60,16 @@ class ShoeStatus(_Message):
     ts: str
 
 
+class ControllerStatus(_Message):
+    """A controller process's retained liveness (``offline`` is its last will): the tables it writes."""
+
+    type: Literal["controller_status"] = "controller_status"
+    controller: str = Field(min_length=1, max_length=64)
+    state: Literal["online", "offline"]
+    tables: list[str]
+    ts: str
+
+
 class ShoeAlarm(_Message):
     type: Literal["alarm"] = "alarm"
     shoe_id: str

@@ -49,6 +49,17 @@ def round_dealer(table: str) -> str:
     return f"{_table(table)}/round/dealer"
 
 
+def controller_status(controller: str) -> str:
+    """A controller process's retained online/offline status (offline is its last will), naming its tables."""
+    if not _ID.match(controller):
+        raise ValueError(f"invalid controller name {controller!r}: use 1–64 letters, digits, '_', '.' or '-'")
+    return f"{ROOT}/controllers/{controller}/status"
+
+
+def every_controller_status() -> str:
+    return f"{ROOT}/controllers/+/status"
+
+
 def every_round_dealer() -> str:
     """The dealer console topics of every table (a subscription pattern for the API's console relay)."""
     return f"{ROOT}/tables/+/round/dealer"

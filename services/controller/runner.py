@@ -14,13 +14,14 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, Literal
 
 import paho.mqtt.client as mqtt
 
 from services.bus import topics
 from services.bus.client import connect, make_client
-from services.bus.messages import MessageError, ShoeAlarm, decode
+from services.bus.messages import ControllerStatus, MessageError, ShoeAlarm, decode, encode
 from services.controller.table import ControllerSettings, TableController
 from services.rounds.clock import Clock, SystemClock
 from services.rounds.service import RoundService
@@ -49,7 +50,11 @@ class Controller:
         self.url = url
         self.clock = clock or SystemClock()
         self.inbox: queue.Queue[Inbound] = queue.Queue()
-        self.client = make_client(f"controller-{'-'.join(sorted(tables))[:40]}")
+        self.tables_ids = tuple(tables)
+        self.name = f"controller-{'-'.join(sorted(tables))[:40]}"
+        self.client = make_client(self.name)
+        # if this process dies, the broker tells the dealer consoles: stop dealing at these tables
+        self.client.will_set(topics.controller_status(self.name), self._status("offline"), qos=1, retain=True)
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
         self.tables = {
@@ -58,6 +63,12 @@ class Controller:
         }
         self.feeds: list[ShoeFeedClient] = []
         self.malformed = 0
+
+    def _status(self, state: Literal["online", "offline"]) -> bytes:
+        status = ControllerStatus(
+            controller=self.name, state=state, tables=sorted(self.tables_ids), ts=datetime.now(UTC).isoformat()
+        )
+        return encode(status)
 
     def _publisher(self, table: str) -> Callable[[str, dict[str, Any]], None]:
         names = {"state": topics.round_state(table), "dealer": topics.round_dealer(table)}
@@ -92,6 +103,11 @@ class Controller:
         finally:
             for feed in self.feeds:
                 feed.close()
+            if self.client.is_connected():  # a clean stop says so itself (the will is for a crash)
+                offline = self.client.publish(
+                    topics.controller_status(self.name), self._status("offline"), qos=1, retain=True
+                )
+                offline.wait_for_publish(timeout=2)
             self.client.disconnect()
             self.client.loop_stop()
 
@@ -114,10 +130,14 @@ class Controller:
         for table in self.tables:
             subscriptions += [(topics.shoe_alarms(table), 1), (topics.round_commands(table), 1)]
         client.subscribe(subscriptions)
+        client.publish(topics.controller_status(self.name), self._status("online"), qos=1, retain=True)
 
     def _on_message(self, _client: mqtt.Client, _data: object, message: mqtt.MQTTMessage) -> None:
-        table = topics.table_of(message.topic)
-        if table not in self.tables:
+        try:
+            table = topics.table_of(message.topic)
+        except ValueError:
+            table = ""
+        if table not in self.tables:  # not ours (a broker may echo what this client itself published)
             return
         if message.topic == topics.shoe_alarms(table):
             try:

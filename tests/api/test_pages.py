@@ -14,6 +14,7 @@ from services.api.app import create_app
 from services.api.consoles import DealerViews
 from services.bus import topics
 from services.bus.client import connect, make_client
+from services.bus.messages import ControllerStatus, encode
 from services.rounds.players import PlayerService
 from tests.api.conftest import Studio
 from tests.support import wait_until
@@ -51,6 +52,7 @@ def test_the_dealer_feed_relays_each_new_controller_view_and_ignores_junk(databa
     operator = {"Authorization": f"Bearer {players.register('op', 'operator')}"}
     try:
         views.subscribed.wait(10)
+        wait_until(publisher.is_connected, 10, "the publisher to connect")
         with TestClient(app) as client:
             client.post("/v1/operator/tables", json={"id": table}, headers=operator)
             first = stream(client, f"/v1/tables/{table}/dealer/stream?changes=1", staff)
@@ -63,15 +65,22 @@ def test_the_dealer_feed_relays_each_new_controller_view_and_ignores_junk(databa
             publish(json.dumps(view).encode())
             wait_until(lambda: views.latest(table) is not None, 10, "the relayed view")
             later = view | {"alerts": [{"kind": "refused_card", "message": "card 4S during betting"}]}
+            status = topics.controller_status(f"controller-{table}")
 
             def publish_later() -> None:
                 time.sleep(0.3)
                 publish(b"not json")  # a broken message changes nothing
                 publish(json.dumps(later).encode())
+                for state in ("online", "offline"):  # the controller's retained status, then its last will
+                    time.sleep(0.3)
+                    payload = ControllerStatus(controller="c", state=state, tables=[table], ts="2026-12-03T00:00:00")
+                    publisher.publish(status, encode(payload), qos=1, retain=True).wait_for_publish(5)
 
             threading.Thread(target=publish_later, daemon=True).start()
-            events = stream(client, f"/v1/tables/{table}/dealer/stream?changes=2", staff)
-            assert events == [view, later]
+            events = stream(client, f"/v1/tables/{table}/dealer/stream?changes=4", staff)
+            assert [event["controller"] for event in events] == ["unknown", "unknown", "online", "offline"]
+            assert [event["alerts"] for event in events] == [[], later["alerts"], later["alerts"], later["alerts"]]
+            publisher.publish(status, b"", qos=1, retain=True).wait_for_publish(5)
     finally:
         publisher.publish(topics.round_dealer(table), b"", qos=1, retain=True).wait_for_publish(5)  # clear
         publisher.disconnect()

@@ -16,9 +16,13 @@ from typing import Any
 
 import pytest
 
+from services.bus import topics
+from services.bus.client import connect, make_client
+from services.bus.messages import ControllerStatus, encode
 from services.rounds import queries
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 from services.studio.players import SimulatedPlayers
+from tests.support import wait_until
 
 CHROMIUM = Path("/usr/bin/chromium")
 WINDOWS = {"betting_window_ms": 1500, "insurance_window_ms": 600, "decision_window_ms": 600}
@@ -132,6 +136,19 @@ def test_the_dealer_console_logs_in_shows_what_to_deal_hides_the_face_down_card_
     alert = page.wait_for_selector("#alerts li[data-kind=refused_card]", timeout=15_000)
     assert "AS" in alert.inner_text() and "no card is expected" in alert.inner_text()
     assert int(page.inner_text("#deck").split()[0]) <= 52
+    # the controller's status turns offline (as its last will would): the console tells the dealer to stop
+    status = ControllerStatus(controller="gone", state="offline", tables=[table], ts="2026-12-03T00:00:00+00:00")
+    announcer = make_client("")
+    connect(announcer, live.mqtt_url)
+    wait_until(announcer.is_connected, 10, "the announcer to connect")
+    announcer.publish(topics.controller_status("gone"), encode(status), qos=1).wait_for_publish(10)
+    page.wait_for_function("document.querySelector('#next').textContent.includes('controller is offline')")
+    assert "paused" in (page.get_attribute("#next", "class") or "")
+    online = status.model_copy(update={"state": "online"})
+    announcer.publish(topics.controller_status("gone"), encode(online), qos=1).wait_for_publish(10)
+    page.wait_for_function("!document.querySelector('#next').textContent.includes('controller is offline')")
+    announcer.disconnect()
+    announcer.loop_stop()
     snapshots: list[dict[str, Any]] = page.evaluate("window.snapshots")
     checked = 0
     for snapshot in snapshots:

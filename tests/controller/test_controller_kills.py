@@ -54,6 +54,8 @@ class KilledStudio:
         self.thread.start()
         self.console = Subscriber(url, [topics.round_dealer(self.table)])
         self.console.wait_subscribed()
+        self.liveness = Subscriber(url, [topics.controller_status(f"controller-{self.table}")])
+        self.liveness.wait_subscribed()
         self.process: subprocess.Popen[bytes] | None = None
         self.cards = iter(CARDS)
         self.dealt: set[tuple[str, int]] = set()
@@ -70,6 +72,15 @@ class KilledStudio:
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=10)
+
+    def wait_controller(self, state: str) -> None:
+        """The controller's retained status reaches ``state`` (offline on a SIGKILL: its last will)."""
+
+        def reached() -> bool:
+            messages = [m for m in list(self.liveness.messages) if m.payload]
+            return bool(messages) and json.loads(messages[-1].payload)["state"] == state
+
+        wait_until(reached, 20, f"the controller's status to be {state}")
 
     def view(self) -> dict[str, Any]:
         messages = list(self.console.messages)
@@ -95,6 +106,8 @@ class KilledStudio:
         self.stop.set()
         self.thread.join(timeout=10)
         self.console.close()
+        self.liveness.client.publish(topics.controller_status(f"controller-{self.table}"), b"", qos=1, retain=True)
+        self.liveness.close()
         self.sim.close()
 
 
@@ -132,13 +145,16 @@ def test_a_controller_killed_in_any_phase_is_restarted_and_the_round_settles_exa
     studio.service.place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
     studio.service.place_bets("binh", round_id, [Bet(Side.PLAYER, Position.C, 50)], "k2")
     studio.start_controller()
+    studio.wait_controller("online")
     reached = REACHED[phase]
     studio.deal_while(round_id, lambda view: not reached(view))
     studio.kill_controller()
+    studio.wait_controller("offline")  # the broker tells the dealer consoles at once: stop dealing
     if phase == "dealing":  # three cards are in; the banker's is dealt while the controller is down
         studio.sim.deal(next(studio.cards))  # it reaches the restarted controller through a resend from the outbox
         studio.dealt.add(("banker", 0))
     studio.start_controller()
+    studio.wait_controller("online")
     studio.deal_while(round_id, lambda view: view.get("phase") != "settled")
 
     with studio.service.sessions() as session:
