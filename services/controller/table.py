@@ -89,14 +89,16 @@ class TableController:
         with contextlib.suppress(ValueError):  # a stamp that is not ISO time is the shoe's problem, not ours
             lag = (datetime.now(UTC) - datetime.fromisoformat(message.ts)).total_seconds()
             metrics.RECEIVE_LAG.labels(self.table_id).observe(max(0.0, lag))
+        if message.shoe_id != self.settings.shoe_id:
+            # a shoe wired to the wrong table: its card may be another table's face-down card, so not named
+            what = "a card" if isinstance(message, ShoeCard) else "a new deck"
+            self._refuse(message, f"{what} from shoe {message.shoe_id}, not this table's shoe", public_card=False)
+            return
         if isinstance(message, ShoeNewDeck):
             self.deck.shuffle()
             self._journal(message, "deck")
             self._count("new_decks")
             self._publish()
-            return
-        if message.shoe_id != self.settings.shoe_id:
-            self._refuse(message, f"card {message.card} from shoe {message.shoe_id}, not this table's shoe")
             return
         if self._replayed(message):
             return
@@ -275,11 +277,11 @@ class TableController:
 
     # ---- alerts and views ---------------------------------------------------------------
 
-    def _refuse(self, message: ShoeCard, reason: str, public_card: bool = True) -> None:
+    def _refuse(self, message: ShoeCard | ShoeNewDeck, reason: str, public_card: bool = True) -> None:
         """Record the refusal (the journal keeps the card) and alert the dealer (naming it only if not hidden)."""
         self._journal(message, "refused", reason)
         self._count("cards_refused")
-        self._alert("refused_card", reason, message.card if public_card else None)
+        self._alert("refused_card", reason, message.card if public_card and isinstance(message, ShoeCard) else None)
         self._publish()
 
     def _hidden(self) -> set[Card]:

@@ -90,7 +90,11 @@ class ShoeFeed:
 
 
 class ShoeFeedClient:
-    """A table's shoe feed over MQTT: calls ``deliver`` with each card or new deck, once and in order."""
+    """A table's shoe feed over MQTT: calls ``deliver`` with each card or new deck, once and in order.
+
+    Messages of another shoe on the table's topic are delivered as they come (outside the order),
+    for the consumer to refuse.
+    """
 
     def __init__(
         self, url: str, table: str, shoe_id: str, deliver: Callable[[ShoeEvent], None], next_seq: int | None = None
@@ -127,6 +131,11 @@ class ShoeFeedClient:
         except MessageError as error:
             self.malformed += 1
             log.warning("ignored a malformed message on %s: %s", message.topic, error)
+            return
+        if event.shoe_id != self.feed.shoe_id:
+            # another shoe on this table's topic (miswired): not part of the sequence, but the consumer
+            # must see it to refuse, record and raise it — dropping it here would hide the fault
+            self.deliver(event)
             return
         with self._lock:
             ready = self.feed.receive(event)

@@ -115,9 +115,25 @@ def test_cards_follow_the_deal_order_and_wrong_shoe_duplicate_and_burn_cards_are
     assert table.journal() == [("2C", "dealt"), ("3C", "refused"), ("2C", "refused"), ("9H", "burn"), ("4D", "dealt")]
     assert [str(c) for c in table.controller.current.engine.cards] == ["2C", "4D"]  # type: ignore[union-attr]
     assert table.alerts() == [
-        "card 3C from shoe other-shoe, not this table's shoe",
+        "a card from shoe other-shoe, not this table's shoe",
         "card 2C was already dealt from this deck",
     ]
+
+
+def test_another_shoes_card_or_new_deck_is_refused_without_naming_the_card_or_touching_the_deck(table: Table) -> None:
+    table.open_with_bets()
+    table.scan("2C")
+    table.controller.on_shoe(table.message("QS", shoe="t2-shoe"))  # maybe t2's face-down card: never named here
+    other_deck = ShoeNewDeck(shoe_id="t2-shoe", boot_id="b9", seq=1, ts="t", video_tc="00:00:00:00", deck=1, raw="")
+    table.controller.on_shoe(other_deck)
+    assert table.controller.deck.remaining == 51  # this table's deck did not start over
+    assert table.journal() == [("2C", "dealt"), ("QS", "refused"), (None, "refused")]
+    assert [(a.card, a.message) for a in table.controller.alerts] == [
+        (None, "a card from shoe t2-shoe, not this table's shoe"),
+        (None, "a new deck from shoe t2-shoe, not this table's shoe"),
+    ]
+    dealer = json.dumps([payload for view, payload in table.views if view == "dealer"])
+    assert "QS" not in dealer
 
 
 def test_a_duplicate_of_the_face_down_card_is_refused_without_naming_it(table: Table) -> None:
