@@ -11,7 +11,7 @@ from typing import Any
 
 from services.cards import Card
 from services.games.pokdeng import events as ev
-from services.games.pokdeng.engine import AwaitingCard, AwaitingDecision, PokDengRound, describe
+from services.games.pokdeng.engine import AwaitingCard, AwaitingDecision, Expectation, PokDengRound, describe
 from services.games.pokdeng.hands import points
 from services.games.pokdeng.model import TURN_ORDER
 from services.games.pokdeng.transcript import result_to_dict
@@ -26,7 +26,7 @@ def public_view(round_: PokDengRound) -> dict[str, Any]:
             hands[str(event.position)].append(str(event.card) if visible else None)
     view: dict[str, Any] = {
         "phase": str(round_.phase),
-        "waiting_for": describe(round_.expecting),
+        "waiting_for": _waiting_for(round_.expecting),
         "hands": {position: {"cards": cards, "points": _visible_points(cards)} for position, cards in hands.items()},
         "draws": {
             str(e.position): {"draw": e.draw, "reason": str(e.reason)}
@@ -48,6 +48,13 @@ def public_view(round_: PokDengRound) -> dict[str, Any]:
         result = result_to_dict(round_.result)
         view["result"] = {"hands": result["hands"], "outcomes": result["outcomes"], "early": round_.result.early}
     return view
+
+
+def _waiting_for(expecting: Expectation | None) -> str:
+    """What the round waits for, without naming the player who decides (no one's bets are public)."""
+    if isinstance(expecting, AwaitingDecision):
+        return f"a draw/stand decision on seat {expecting.seat}"
+    return describe(expecting)
 
 
 def _visible_points(cards: list[str | None]) -> int | None:

@@ -1,5 +1,7 @@
 """The round's flow, step by step: what it waits for, what it refuses, what it emits."""
 
+import json
+
 import pytest
 
 from services.cards import Card
@@ -19,6 +21,7 @@ from services.games.pokdeng import (
     WagerError,
 )
 from services.games.pokdeng import events as ev
+from services.games.pokdeng.views import public_view
 
 A, B, C, BANKER = Position.A, Position.B, Position.C, Position.BANKER
 PLAYER_SIDE, BANKER_SIDE = Side.PLAYER, Side.BANKER
@@ -339,3 +342,13 @@ def test_a_voided_settled_round_has_no_result() -> None:
     assert round_.result is not None
     assert round_.void("wrong shoe") == [ev.RoundVoided("wrong shoe", was_settled=True)]
     assert round_.result is None
+
+
+def test_the_public_view_never_names_a_player_nor_shows_the_face_down_card_before_its_reveal() -> None:
+    round_ = opened()
+    round_.close_betting()
+    deal(round_, "5H 2D KD 4S TH 4C 3C 2C")  # A waits for p1's decision; the banker's 2C is face down
+    view = json.dumps(public_view(round_))
+    assert not any(player in view for player in ("p1", "p2", "p3", "w1", "w2", "w3"))
+    assert public_view(round_)["waiting_for"] == "a draw/stand decision on seat A"
+    assert public_view(round_)["hands"]["banker"]["cards"] == ["4S", None] and '"2C"' not in view
