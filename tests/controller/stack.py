@@ -1,0 +1,109 @@
+"""The studio on real parts, for the end-to-end tests: a pty shoe, its shoe daemon, a controller, the round service.
+
+One table per ``Studio`` (its own table id, hence its own topics), so tests share a broker without meeting.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+
+from hardware.serial_shoe import Backoff, SerialShoe
+from hardware.sim import VirtualShoe
+from services.bus import topics
+from services.bus.client import Subscriber
+from services.controller.runner import Controller
+from services.controller.table import ControllerSettings
+from services.db import session_factory
+from services.games.pokdeng import Phase
+from services.ledger.wallets import WalletService
+from services.rounds.players import PlayerService
+from services.rounds.service import RoundService
+from services.shoe.daemon import ShoeConfig, ShoeDaemon
+from tests.support import wait_until
+
+WINDOWS = {"betting_window_ms": 1500, "insurance_window_ms": 300, "decision_window_ms": 300}
+
+
+class Studio:
+    """One table: a pty shoe read by a shoe daemon, a controller, the round service, all on real parts."""
+
+    def __init__(self, database: Engine, url: str, directory: Path, windows: dict[str, int] = WINDOWS) -> None:
+        self.table = f"t{uuid.uuid4().hex[:8]}"
+        self.shoe_id = f"{self.table}-shoe"
+        self.service = RoundService(session_factory(database))
+        self.wallets = WalletService(session_factory(database), "THB")
+        self.players = PlayerService(session_factory(database))
+        self.service.create_table(self.table, "THB", windows)
+        self.sim = VirtualShoe("monitor", directory / "pty")
+        config = ShoeConfig(self.table, self.shoe_id, directory / "outbox.db", url, source="sim", heartbeat=0.2)
+        self.daemon = ShoeDaemon(config, SerialShoe(str(self.sim.path), "monitor", backoff=Backoff(0.02)).events)
+        settings = ControllerSettings(self.shoe_id, auto_open=False)
+        self.controller = Controller(self.service, url, {self.table: settings})
+        self.views = Subscriber(url, [topics.round_state(self.table), topics.round_dealer(self.table)])
+        self.views.wait_subscribed()
+        self.stop = threading.Event()
+        self.dealt: set[tuple[str, str, int]] = set()
+        self.threads = [
+            threading.Thread(target=self.daemon.run, args=(self.stop,), daemon=True),
+            threading.Thread(target=self.controller.run, args=(self.stop,), daemon=True),
+        ]
+        for thread in self.threads:
+            thread.start()
+        wait_until(lambda: self.daemon.device_state == "connected", 10, "the shoe")
+        wait_until(lambda: bool(self.controller.feeds) and self.controller.feeds[0].subscribed.is_set(), 10, "feed")
+
+    @property
+    def table_controller(self) -> Any:
+        return self.controller.tables[self.table]
+
+    def fund(self, *players: str, amount: int = 10_000) -> None:
+        for player in players:
+            self.players.register(player)
+            self.wallets.deposit(player, amount, key=f"fund-{player}", actor="test")
+
+    def latest(self, topic: str) -> dict[str, Any]:
+        payloads = [json.loads(m.payload) for m in list(self.views.messages) if m.topic == topic]
+        return payloads[-1] if payloads else {}
+
+    def deal_as_the_console_says(self, cards: Iterator[str], round_id: str, timeout: float = 30) -> None:
+        """Act as the dealer: whenever the console asks for a card, deal the next one; until settled."""
+        self.deal_until(cards, round_id, lambda view: view.get("phase") in (Phase.SETTLED, Phase.VOID), timeout)
+
+    def deal_until(
+        self, cards: Iterator[str], round_id: str, done: Callable[[dict[str, Any]], bool], timeout: float = 30
+    ) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            dealer = self.latest(topics.round_dealer(self.table))
+            if dealer.get("round_id") == round_id and done(dealer):
+                return
+            wanted = dealer.get("next_card") if dealer.get("round_id") == round_id else None
+            if wanted and (round_id, wanted["position"], wanted["index"]) not in self.dealt:
+                self.dealt.add((round_id, wanted["position"], wanted["index"]))
+                self.sim.deal(next(cards))
+            time.sleep(0.02)
+        last = self.latest(topics.round_dealer(self.table))
+        raise TimeoutError(f"round {round_id}: not done in {timeout} s; last dealer view: {last}")
+
+    def close(self) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=10)
+        self.views.close()
+        self.sim.close()
+
+
+@pytest.fixture
+def studio(database: Engine, mqtt_url: str, tmp_path: Path) -> Iterator[Studio]:
+    running = Studio(database, mqtt_url, tmp_path)
+    yield running
+    running.close()
