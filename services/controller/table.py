@@ -82,6 +82,7 @@ class TableController:
     _refreshed_at: datetime | None = None
     _low_deck_alerted: int = -1  # the deck (by shuffle count) already reported as too low
     _published: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _last_message: tuple[str, int] = ("", 0)  # (boot, seq) of the last message taken from this table's shoe
 
     # ---- inputs -------------------------------------------------------------------------
 
@@ -94,6 +95,7 @@ class TableController:
             what = "a card" if isinstance(message, ShoeCard) else "a new deck"
             self._refuse(message, f"{what} from shoe {message.shoe_id}, not this table's shoe", public_card=False)
             return
+        self._last_message = (message.boot_id, message.seq)
         if isinstance(message, ShoeNewDeck):
             self.deck.shuffle()
             self._journal(message, "deck")
@@ -103,10 +105,12 @@ class TableController:
         if self._replayed(message):
             return
         card = Card.from_code(message.card)
-        if self.deck.has_seen(card):
+        in_round = self.current is not None and card in self.current.engine.cards  # even across a new deck
+        if self.deck.has_seen(card) or in_round:
             hidden = card in self._hidden()
             shown = "a face-down card" if hidden else f"card {card}"
-            self._refuse(message, f"{shown} was already dealt from this deck", public_card=not hidden)
+            where = "from this deck" if self.deck.has_seen(card) else "in this round (before the new deck)"
+            self._refuse(message, f"{shown} was already dealt {where}", public_card=not hidden)
             return
         if message.burn:
             self.deck.record(card)
@@ -132,7 +136,12 @@ class TableController:
         self.refresh()
 
     def on_alarm(self, alarm: ShoeAlarm) -> None:
-        if alarm.kind == "misread":
+        if alarm.shoe_id != self.settings.shoe_id:
+            self._alert("device", f"{alarm.kind} from shoe {alarm.shoe_id}, not this table's shoe: ignored")
+        elif alarm.kind == "misread" and self._rescanned(alarm):
+            # alarms and cards travel on different connections: the card after the misread came first
+            self._alert("misread", f"the shoe could not read a card ({alarm.text}); it was scanned again since")
+        elif alarm.kind == "misread":
             self.paused = f"misread at {alarm.video_tc}: re-scan the card"
             self._alert(
                 "misread", f"the shoe could not read a card ({alarm.text}); deal stopped until it is re-scanned"
@@ -140,6 +149,11 @@ class TableController:
         elif alarm.kind in ("device_alarm", "reader_fault", "invalid_card"):
             self._alert("device", f"{alarm.kind}: {alarm.code} {alarm.text}".strip())
         self._publish()
+
+    def _rescanned(self, alarm: ShoeAlarm) -> bool:
+        """A message of this shoe stamped after the alarm was raised has already been taken."""
+        boot, seq = self._last_message
+        return boot == alarm.boot_id and seq > alarm.after_seq
 
     def tick(self, now: datetime) -> None:
         """Act on whatever deadline has passed: open, close betting, close insurance, time out a seat."""

@@ -260,7 +260,8 @@ class ShoeDaemon:
         metrics.SHOE_ALARMS.labels(self.config.shoe_id, kind).inc()
         alarm = ShoeAlarm(
             shoe_id=self.config.shoe_id, boot_id=self.boot_id, kind=kind,  # type: ignore[arg-type]
-            code=code, text=text, ts=self._now(), video_tc=self.video.timecode(), raw=_text(raw),
+            after_seq=self.outbox.last_seq, code=code, text=text, ts=self._now(), video_tc=self.video.timecode(),
+            raw=_text(raw),
         )  # fmt: skip
         self.client.publish(topics.shoe_alarms(self.config.table), encode(alarm), qos=1)
 

@@ -136,6 +136,32 @@ def test_another_shoes_card_or_new_deck_is_refused_without_naming_the_card_or_to
     assert "QS" not in dealer
 
 
+def test_a_new_deck_mid_round_does_not_let_the_face_down_card_be_dealt_again_or_named(table: Table) -> None:
+    table.open_with_bets()
+    table.scan("2C", "3C", "4C", "5C", "6C", "7C", "8C", "KD")  # KD: the banker's second card, face down
+    table.seq += 1
+    new_deck = ShoeNewDeck(shoe_id=SHOE, boot_id="b1", seq=table.seq, ts="t", video_tc="00:00:00:00", deck=1, raw="")
+    table.controller.on_shoe(new_deck)
+    table.scan("KD")
+    assert table.alerts()[-1] == "a face-down card was already dealt in this round (before the new deck)"
+    assert len(table.controller.current.engine.cards) == 8  # type: ignore[union-attr]
+    for _view, payload in table.views:
+        assert "KD" not in json.dumps(payload)
+
+
+def test_alarms_from_another_shoe_and_a_misread_already_rescanned_do_not_stop_the_deal(table: Table) -> None:
+    table.open_with_bets()
+    table.scan("2C")
+    alarm = ShoeAlarm(shoe_id="t2-shoe", boot_id="b1", kind="misread", ts="t", video_tc="00:00:01:00")
+    table.controller.on_alarm(alarm)
+    assert table.controller.paused == "" and "not this table's shoe" in table.alerts()[-1]
+    late = ShoeAlarm(shoe_id=SHOE, boot_id="b1", kind="misread", after_seq=table.seq - 1, ts="t", video_tc="t")
+    table.controller.on_alarm(late)  # raised before card 2C was stamped, but arrived after it
+    assert table.controller.paused == "" and table.alerts()[-1].endswith("it was scanned again since")
+    table.controller.on_alarm(late.model_copy(update={"after_seq": table.seq}))  # the misread came after 2C
+    assert table.controller.paused.startswith("misread")
+
+
 def test_a_duplicate_of_the_face_down_card_is_refused_without_naming_it(table: Table) -> None:
     table.open_with_bets()
     table.scan("2C", "3C", "4C", "5C", "6C", "7C", "8C", "KD")  # KD: the banker's second card, face down
