@@ -233,6 +233,8 @@ class ShoeDaemon:
                 command = decode(NewDeckCommand, bytes(message.payload))
                 self.new_deck(f"new deck announced by {command.by}".encode())
                 return
+            if message.topic != topics.shoe_resend(self.config.table):
+                return  # not ours (a broker may hand over retained messages of other topics)
             request = decode(ResendRequest, bytes(message.payload))
         except MessageError as error:
             self.counters.bad_requests += 1
