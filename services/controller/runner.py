@@ -14,7 +14,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import paho.mqtt.client as mqtt
@@ -22,13 +22,15 @@ import paho.mqtt.client as mqtt
 from services.bus import topics
 from services.bus.client import connect, make_client
 from services.bus.messages import ControllerStatus, MessageError, ShoeAlarm, decode, encode
-from services.controller.table import ControllerSettings, TableController
+from services.controller.table import ControllerSettings, TableController, latest_rounds
 from services.rounds.clock import Clock, SystemClock
 from services.rounds.service import RoundService
 from services.shoe.feed import ShoeEvent, ShoeFeedClient
 
 log = logging.getLogger("studio.controller")
-TICK_SECONDS = 0.05
+TICK_SECONDS = 0.05  # the longest the loop sleeps: a due deadline wakes it sooner
+MIN_WAIT_SECONDS = 0.002  # a deadline that stays due (the database refuses) must not spin the loop
+REREAD = timedelta(seconds=1)
 
 
 @dataclass(frozen=True)
@@ -89,17 +91,21 @@ class Controller:
                     next_seq=controller.next_seq(),
                 )
             )  # fmt: skip
+        reread_at = self.clock.now()
         try:
             while not stop.is_set():
                 try:
-                    item = self.inbox.get(timeout=TICK_SECONDS)
+                    item = self.inbox.get(timeout=self._wait())
                 except queue.Empty:
                     item = None
                 if item is not None:
                     self._handle(item)
                 now = self.clock.now()
+                if now >= reread_at:  # an operator or a player may have moved a round through the API
+                    reread_at = now + REREAD
+                    self._reread()
                 for controller in self.tables.values():
-                    controller.tick(now)
+                    controller.tick(now, reread=False)
         finally:
             for feed in self.feeds:
                 feed.close()
@@ -110,6 +116,25 @@ class Controller:
                 offline.wait_for_publish(timeout=2)
             self.client.disconnect()
             self.client.loop_stop()
+
+    def _wait(self) -> float:
+        """Seconds until the earliest deadline of any table (at most ``TICK_SECONDS``)."""
+        deadlines = [d for d in (c.next_deadline() for c in self.tables.values()) if d is not None]
+        if not deadlines:
+            return TICK_SECONDS
+        left = (min(deadlines) - self.clock.now()).total_seconds()
+        return min(TICK_SECONDS, max(MIN_WAIT_SECONDS, left))
+
+    def _reread(self) -> None:
+        """Re-read only the tables whose round moved without this controller (one query for all)."""
+        try:
+            latest = latest_rounds(self.service, list(self.tables))
+        except Exception:  # the database is away: the next pass tries again
+            log.exception("could not read the tables' rounds")
+            return
+        for table, controller in self.tables.items():
+            if controller.moved(latest.get(table)):
+                controller.refresh()
 
     def _handle(self, item: Inbound) -> None:
         controller = self.tables[item.table]

@@ -24,16 +24,18 @@ from services.cards import Card, DeckTracker
 from services.controller.models import ShoeJournal
 from services.db.unit_of_work import run_transaction
 from services.games.pokdeng import AwaitingCard, AwaitingDecision, AwaitingInsurance, Phase, PokDengError, PokDengRound
+from services.games.pokdeng.events import CloseInsurance, Command, DealCard, DecisionTimeout
 from services.games.pokdeng.views import public_view
 from services.observability import metrics
 from services.rounds.engines import load
 from services.rounds.errors import RoundError
-from services.rounds.models import Round, RoundLogEntry
-from services.rounds.service import RoundService
+from services.rounds.models import Round
+from services.rounds.service import Applied, RoundService
 
 log = logging.getLogger("studio.controller")
 CARDS_PER_ROUND = 12  # at most: four hands of three
 FINISHED = (Phase.SETTLED, Phase.VOID)
+DUE = datetime.min.replace(tzinfo=UTC)  # a deadline that has already come
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,6 @@ class TableController:
             self._count("new_decks")
             self._publish()
             return
-        if self._replayed(message):
-            return
         card = Card.from_code(message.card)
         in_round = self.current is not None and card in self.current.engine.cards  # even across a new deck
         if self.deck.has_seen(card) or in_round:
@@ -124,16 +124,24 @@ class TableController:
             self._refuse(message, f"card {card} scanned while no card is expected ({state})")
             return
         assert self.current is not None
-        try:
-            self.service.deal(self.current.round_id, card, actor=f"shoe:{message.seq}")
+        try:  # the card and its journal entry commit together: never dealt twice, never lost
+            applied = self.service.deal(
+                self.current.round_id, card, actor=f"shoe:{message.seq}",
+                also=lambda session: session.add(self._journal_entry(message, "dealt")),
+            )  # fmt: skip
         except (PokDengError, RoundError) as error:
             self._refuse(message, str(error))
+            self.refresh()
             return
+        except IntegrityError:  # journaled already: a message delivered again after a restart
+            log.info("table %s: shoe message %s already journaled", self.table_id, message.seq)
+            self.refresh()
+            return
+        metrics.CARDS.labels(self.table_id, "dealt").inc()
         self.deck.record(card)
         self.paused = ""
-        self._journal(message, "dealt")
         self._count("cards_dealt")
-        self.refresh()
+        self._follow(applied, DealCard(card))
 
     def on_alarm(self, alarm: ShoeAlarm) -> None:
         if alarm.shoe_id != self.settings.shoe_id:
@@ -155,9 +163,12 @@ class TableController:
         boot, seq = self._last_message
         return boot == alarm.boot_id and seq > alarm.after_seq
 
-    def tick(self, now: datetime) -> None:
-        """Act on whatever deadline has passed: open, close betting, close insurance, time out a seat."""
-        if self._refreshed_at is None or now - self._refreshed_at >= self.refresh_every:
+    def tick(self, now: datetime, reread: bool = True) -> None:
+        """Act on whatever deadline has passed: open, close betting, close insurance, time out a seat.
+
+        ``reread``: re-read the round every ``refresh_every`` (off when the caller checks many tables at once).
+        """
+        if reread and (self._refreshed_at is None or now - self._refreshed_at >= self.refresh_every):
             self._refreshed_at = now  # an operator or a player may have moved the round through the API
             self.refresh()
         current = self.current
@@ -178,12 +189,14 @@ class TableController:
     def _window_ended(self, current: Snapshot) -> None:
         expecting = current.engine.expecting
         if isinstance(expecting, AwaitingInsurance):
-            self.service.close_insurance(current.round_id)
+            self._follow(self.service.close_insurance(current.round_id), CloseInsurance())
         elif isinstance(expecting, AwaitingDecision):
-            self.service.decision_timeout(current.round_id, expecting.seat)
+            applied = self.service.decision_timeout(current.round_id, expecting.seat)
             self._count("decision_timeouts")
             metrics.DECISION_TIMEOUTS.labels(self.table_id).inc()
-        self.refresh()
+            self._follow(applied, DecisionTimeout(expecting.seat))
+        else:
+            self.refresh()
 
     def _maybe_open(self, now: datetime, current: Snapshot | None) -> None:
         if not self.settings.auto_open:
@@ -250,42 +263,57 @@ class TableController:
                 )  # fmt: skip
         self._publish()
 
-    def _replayed(self, message: ShoeCard) -> bool:
-        """A card dealt just before a crash, before its journal entry: journal it, do not deal it twice.
+    def _follow(self, applied: Applied, command: Command) -> None:
+        """Move the snapshot along with a command of ours the service just committed, without a re-read.
 
-        Only a card the current round already holds can be one; only then is the log asked.
+        The engine is deterministic: the same command on this table's copy gives what the service's
+        gave. If the round moved meanwhile by someone else (the log grew by more than this command),
+        read it again instead.
         """
-        card = Card.from_code(message.card)
-        if self.current is None or card not in self.current.engine.cards:
-            return False
-        with self.service.sessions() as session:
-            dealt = session.scalar(
-                select(func.count()).where(
-                    RoundLogEntry.round_id == self.current.round_id, RoundLogEntry.actor == f"shoe:{message.seq}"
-                )
-            )
-        if dealt:
-            self.deck.record(card)
-            self._journal(message, "dealt")
-        return bool(dealt)
+        current = self.current
+        if current is None or current.round_id != applied.round_id or applied.log_length != current.log_length + 1:
+            self.refresh()
+            return
+        current.engine.apply(command)
+        if applied.phase != current.phase:
+            metrics.ROUND_PHASES.labels(self.table_id, applied.phase).inc()
+        current.phase, current.log_length = applied.phase, applied.log_length
+        current.window_closes_at, current.finished_at = applied.window_closes_at, applied.finished_at
+        self._publish()
+
+    def moved(self, latest: tuple[str, int] | None) -> bool:
+        """Whether the round in the database (``(round_id, log_length)`` of the latest) is not the one held."""
+        held = (self.current.round_id, self.current.log_length) if self.current else None
+        return held != latest
+
+    def next_deadline(self) -> datetime | None:
+        """When ``tick`` next has something to do (None: nothing timed is pending)."""
+        current = self.current
+        if current is None or current.phase in FINISHED:
+            if not self.settings.auto_open or not self.deck.can_deal(CARDS_PER_ROUND):
+                return None
+            if current is None or current.finished_at is None:
+                return DUE
+            return _aware(current.finished_at) + timedelta(milliseconds=self.settings.result_pause_ms)
+        if current.phase == Phase.BETTING:
+            return _aware(current.betting_closes_at)
+        return _aware(current.window_closes_at) if current.window_closes_at else None
+
+    def _journal_entry(self, message: ShoeCard | ShoeNewDeck, disposition: str, reason: str = "") -> ShoeJournal:
+        card = message.card if isinstance(message, ShoeCard) else None
+        return ShoeJournal(
+            table_id=self.table_id, shoe_id=message.shoe_id, boot_id=message.boot_id, seq=message.seq,
+            kind=message.type, card=card, burn=isinstance(message, ShoeCard) and message.burn,
+            disposition=disposition, reason=reason[:500],
+            round_id=self.current.round_id if self.current else None, video_tc=message.video_tc,
+            received_at=datetime.now(UTC),
+        )  # fmt: skip
 
     def _journal(self, message: ShoeCard | ShoeNewDeck, disposition: str, reason: str = "") -> None:
-        card = message.card if isinstance(message, ShoeCard) else None
         metrics.CARDS.labels(self.table_id, disposition).inc()
-
-        def work(session: Any) -> None:
-            session.add(
-                ShoeJournal(
-                    table_id=self.table_id, shoe_id=message.shoe_id, boot_id=message.boot_id, seq=message.seq,
-                    kind=message.type, card=card, burn=isinstance(message, ShoeCard) and message.burn,
-                    disposition=disposition, reason=reason[:500],
-                    round_id=self.current.round_id if self.current else None, video_tc=message.video_tc,
-                    received_at=datetime.now(UTC),
-                )
-            )  # fmt: skip
-
+        entry = self._journal_entry(message, disposition, reason)
         try:
-            run_transaction(self.service.sessions, work)
+            run_transaction(self.service.sessions, lambda session: session.add(entry))
         except IntegrityError:
             log.info("table %s: shoe message %s already journaled", self.table_id, message.seq)
 
@@ -349,6 +377,21 @@ class TableController:
             "paused": self.paused,
             "alerts": [alert.__dict__ for alert in self.alerts[-10:]],
         }
+
+
+def latest_rounds(service: RoundService, tables: list[str]) -> dict[str, tuple[str, int]]:
+    """Every table's latest round as ``(round_id, log_length)``, in one query."""
+    newest = (
+        select(Round.table_id, func.max(Round.number).label("number"))
+        .where(Round.table_id.in_(tables))
+        .group_by(Round.table_id)
+        .subquery()
+    )
+    query = select(Round.table_id, Round.id, Round.log_length).join(
+        newest, (Round.table_id == newest.c.table_id) & (Round.number == newest.c.number)
+    )
+    with service.sessions() as session:
+        return {table: (round_id, length) for table, round_id, length in session.execute(query)}
 
 
 def _aware(moment: datetime) -> datetime:

@@ -101,6 +101,9 @@ class Applied:
     phase: str
     events: list[ev.Event]
     engine: PokDengRound
+    log_length: int = 0  # the round's log after the call
+    window_closes_at: datetime | None = None
+    finished_at: datetime | None = None  # settled or voided
 
 
 class RoundService:
@@ -215,8 +218,11 @@ class RoundService:
 
     # ---- the deal, windows and decisions ----------------------------------------------
 
-    def deal(self, round_id: str, card: Card, actor: str = "shoe") -> Applied:
-        return self._command(round_id, ev.DealCard(card), actor)
+    def deal(
+        self, round_id: str, card: Card, actor: str = "shoe", also: Callable[[Session], None] | None = None
+    ) -> Applied:
+        """Deal the next card; ``also(session)`` writes in the same transaction (the controller's journal)."""
+        return self._command(round_id, ev.DealCard(card), actor, also=also)
 
     def close_insurance(self, round_id: str, actor: str = "controller") -> Applied:
         return self._command(round_id, ev.CloseInsurance(), actor)
@@ -352,14 +358,26 @@ class RoundService:
             self._account_ids.update(found)
         return value
 
-    def _command(self, round_id: str, command: ev.Command, actor: str, window: bool = False) -> Applied:
+    def _command(
+        self,
+        round_id: str,
+        command: ev.Command,
+        actor: str,
+        window: bool = False,
+        also: Callable[[Session], None] | None = None,
+    ) -> Applied:
         def work(session: Session) -> Applied:
             round_ = self._round(session, round_id)
             engine = self.engines.take(session, round_)
             if window:
                 self._check_window(round_, engine)
             events = self._append(session, round_, engine, command, actor)
-            return Applied(round_id, round_.phase, events, engine)
+            if also is not None:
+                also(session)
+            return Applied(
+                round_id, round_.phase, events, engine, round_.log_length, round_.window_closes_at,
+                round_.settled_at or round_.voided_at,
+            )  # fmt: skip
 
         return self._run(work)
 

@@ -12,11 +12,13 @@ from sqlalchemy import Engine, select
 
 from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck
 from services.controller.models import ShoeJournal
-from services.controller.table import ControllerSettings, TableController
+from services.controller.table import DUE, ControllerSettings, TableController, _aware
 from services.db import session_factory
 from services.games.pokdeng import AwaitingCard, AwaitingDecision, Phase, Position, Side
 from services.ledger.wallets import WalletService
 from services.rounds.clock import ManualClock
+from services.rounds.engines import load
+from services.rounds.models import Round
 from services.rounds.service import Bet, RoundService
 
 WINDOWS = {"betting_window_ms": 10_000, "insurance_window_ms": 5_000, "decision_window_ms": 5_000}
@@ -200,6 +202,35 @@ def test_decision_windows_time_out_seat_by_seat_and_the_round_settles_in_the_led
     nets = current.engine.result.player_nets()
     assert table.wallets.balance("ana")["balance"] == 10_000 + nets["ana"]
     assert table.wallets.balance("binh")["balance"] == 10_000 + nets["binh"]
+    # the controller followed its own commands without re-reading: its copy is what the database holds
+    with table.service.sessions() as session:
+        stored = session.get(Round, current.round_id)
+        assert stored is not None
+        assert (current.log_length, current.window_closes_at) == (stored.log_length, stored.window_closes_at)
+        assert current.finished_at is not None and current.engine.events == load(session, stored).events
+
+
+def test_the_next_deadline_is_the_open_window_or_the_end_of_the_result_pause(table: Table) -> None:
+    assert table.controller.next_deadline() == DUE  # no round yet: open one now
+    table.tick(seconds=0)
+    current = table.controller.current
+    assert current is not None and table.controller.next_deadline() == _aware(current.betting_closes_at)
+    table.tick(seconds=10)  # nobody bet: betting closes, the deal waits for cards (nothing timed)
+    assert table.controller.next_deadline() is None
+    table.scan("2H", "4H", "6H", "8D")  # banker 8 up: the insurance window opens when the second cards are in
+    table.scan("3H", "5H", "7H", "9C")
+    current = table.controller.current
+    assert current is not None and current.phase == Phase.INSURANCE and current.window_closes_at is not None
+    assert table.controller.next_deadline() == _aware(current.window_closes_at)
+    table.tick(seconds=5)  # insurance closes; no bettors: every seat is decided at once
+    thirds = iter(["9S", "TS", "JS"])
+    while table.controller.current and isinstance(table.controller.current.engine.expecting, AwaitingCard):
+        table.scan(next(thirds))  # third cards: seat C (3 points) draws by the table default, the banker may
+    current = table.controller.current
+    assert current is not None and current.engine.result is not None
+    assert table.controller.next_deadline() == _aware(current.finished_at) + timedelta(seconds=1)  # type: ignore[arg-type]
+    table.controller.settings = ControllerSettings(SHOE, auto_open=False)
+    assert table.controller.next_deadline() is None  # an operator opens the rounds
 
 
 def test_no_round_opens_when_the_deck_cannot_finish_it_until_a_new_deck(table: Table) -> None:
@@ -232,10 +263,16 @@ def test_a_restarted_controller_resumes_the_round_the_deck_and_the_shoe_feed(tab
     assert restarted.current is not None and restarted.current.round_id == round_id
     assert [str(c) for c in restarted.current.engine.cards] == ["2H", "4H", "6H"]
     assert restarted.deck.remaining == 49 and restarted.next_seq() == table.seq + 1
-    # the last card was dealt but its journal entry lost in the crash: the resent message is not dealt twice
+    # a card and its journal entry commit together: when the entry cannot be written, the card is not dealt
+    table.seq += 1
     with table.service.sessions.begin() as session:
-        session.query(ShoeJournal).filter(ShoeJournal.seq == table.seq).delete()
-    again = table.new_controller()
-    again.on_shoe(table.message("6H", seq=table.seq))
-    assert [str(c) for c in again.current.engine.cards] == ["2H", "4H", "6H"]  # type: ignore[union-attr]
-    assert table.journal()[-1] == ("6H", "dealt")
+        session.add(
+            ShoeJournal(
+                table_id="t1", shoe_id=SHOE, boot_id="b1", seq=table.seq, kind="card", card="8H", burn=False,
+                disposition="dealt", reason="", round_id=round_id, video_tc="",
+            )
+        )  # fmt: skip
+    restarted.on_shoe(table.message("KS", seq=table.seq))
+    assert [str(c) for c in restarted.current.engine.cards] == ["2H", "4H", "6H"]
+    with table.service.sessions() as session:
+        assert [str(c) for c in load(session, session.get(Round, round_id)).cards] == ["2H", "4H", "6H"]  # type: ignore[arg-type]
