@@ -51,6 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.processes import stop  # noqa: E402
 from services.db import make_engine, migrate, session_factory  # noqa: E402
 from services.db.engine import POOL_SIZE  # noqa: E402
 from services.ledger.models import Account, AccountKind, IdempotencyKey  # noqa: E402
@@ -108,12 +109,7 @@ def uvicorn_server(url: str, schema: str, workers: int, threads: int) -> Iterato
             raise RuntimeError("uvicorn did not come up within 30 s")
         yield base, process
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop(process, signal.SIGINT, timeout=20)
 
 
 @contextmanager
