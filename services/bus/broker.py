@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -54,10 +55,30 @@ def credentials(url: str) -> tuple[str, str] | None:
     return (unquote(parts.username), unquote(parts.password or "")) if parts.username else None
 
 
+# The embedded broker's read-only public-feed user (overlay, players' pages): the public round state only.
+# A development default on one machine: anonymous local clients (the studio's own processes) may do anything
+# and any password is taken; production uses Mosquitto with deploy/'s role users and ACLs.
+PUBLIC_USER = ("public", "public")
+PUBLIC_TOPICS = ["studio/v1/tables/+/round/state"]
+
+
+def public_feed_url(url: str) -> str:
+    """``url`` with the embedded broker's public-feed login."""
+    host, port = host_port(url)
+    return f"mqtt://{PUBLIC_USER[0]}:{PUBLIC_USER[1]}@{host}:{port}"
+
+
 def _config(host: str, port: int) -> dict[str, Any]:
+    public = PUBLIC_USER[0]
     return {
         "listeners": {"default": {"type": "tcp", "bind": f"{host}:{port}"}},
-        "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
+        "plugins": {
+            "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True},
+            "amqtt.plugins.topic_checking.TopicAccessControlListPlugin": {
+                "acl": {"anonymous": ["#"], public: PUBLIC_TOPICS},  # subscriptions
+                "publish_acl": {"anonymous": ["#"], public: []},
+            },
+        },
     }
 
 
@@ -65,6 +86,8 @@ async def start_broker(host: str = "127.0.0.1", port: int = 0) -> tuple[Broker, 
     """Start amqtt on ``host:port`` (0: a free port); returns the broker and its URL."""
     for name in ("amqtt", "transitions"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    # amqtt 0.12's ACL plugin reads subscriptions' rules only from 'acl' (its 'subscribe-acl' does not load yet)
+    warnings.filterwarnings("ignore", message="The 'acl' option is deprecated", category=DeprecationWarning)
     broker = Broker(_config(host, port))
     await broker.start()
     bound = broker._servers["default"].instance.sockets[0].getsockname()[1]  # amqtt keeps its servers here

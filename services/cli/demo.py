@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         with running_studio(config) as studio:
             print(f"studio demo: broker {studio.mqtt_url}, API {studio.api_url}, tables {', '.join(tables)}")
             if args.forever:  # watching the pages: a throwaway database, so hand out a console token
-                print(studio_urls(studio, tables, public_login(config.mqtt_url)))
+                print(studio_urls(studio, tables, public_login(config.mqtt_url, studio.mqtt_url)))
                 token = studio.players.register(f"dealer-{uuid.uuid4().hex[:6]}", "dealer")
                 print(f"  dealer console token (this demo's database only): {token}")
             stop = threading.Event()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from services.bus import topics
+from services.bus.broker import public_feed_url
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 
 
@@ -22,11 +23,11 @@ def register(commands: Any) -> None:
     parser.set_defaults(run=run_up)
 
 
-def public_login(mqtt_url: str | None) -> str:
-    """How a read-only public-feed client logs in to the broker."""
-    if mqtt_url is None:
-        return "embedded amqtt: anonymous, no password"
-    return "user 'public', password from deploy/mosquitto/make-passwords (reads the public round state only)"
+def public_login(configured: str | None, running: str) -> str:
+    """How a read-only public-feed client logs in to the broker (``configured``: the URL given, if any)."""
+    if configured is None:
+        return f"embedded amqtt; the read-only public feed: {public_feed_url(running)}"
+    return "the read-only public feed: user 'public', password from deploy/mosquitto/make-passwords"
 
 
 def studio_urls(studio: RunningStudio, tables: tuple[str, ...], login: str) -> str:
@@ -57,6 +58,6 @@ def run_up(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     with running_studio(config) as studio:
-        print(studio_urls(studio, tables, public_login(config.mqtt_url)), flush=True)
+        print(studio_urls(studio, tables, public_login(config.mqtt_url, studio.mqtt_url)), flush=True)
         stop.wait()
     return 0
