@@ -92,6 +92,7 @@ from hardware.sim import VirtualShoe
 from services.bus import topics
 from services.bus.client import Subscriber, connect, make_client
 from services.controller.models import ShoeJournal
+from services.controller.runner import controller_name
 from services.db import make_engine, migrate, session_factory
 from services.db.engine import database_url as resolve_url
 from services.games.pokdeng import SEATS, Phase, PokDengRound, Side, TableSettings
@@ -531,7 +532,7 @@ def clear_retained(url: str, tables: list[str]) -> None:
     ]
     status = getattr(topics, "controller_status", None)  # the controller's own retained status, where it has one
     if status is not None:
-        name = f"controller-{'-'.join(sorted(tables))[:40]}"  # as services.controller.runner names it
+        name = controller_name(tables)
         infos.append(client.publish(status(name), b"", qos=1, retain=True))
     for info in infos:
         with contextlib.suppress(RuntimeError, ValueError):

@@ -32,7 +32,7 @@ class DealerViews:
     def __init__(self, url: str) -> None:
         self._lock = threading.Lock()
         self._views: dict[str, dict[str, Any]] = {}
-        self._controllers: dict[str, str] = {}  # table → "online" | "offline", from the controllers' statuses
+        self._controllers: dict[str, tuple[str, list[str]]] = {}  # controller → (state, its tables)
         self.subscribed = threading.Event()
         self.client = make_client("")
         self.client.on_connect = lambda client, *_: client.subscribe(
@@ -43,13 +43,16 @@ class DealerViews:
         connect(self.client, url)
 
     def _on_message(self, _client: mqtt.Client, _data: object, message: mqtt.MQTTMessage) -> None:
-        if not message.payload:
-            return  # a retained message cleared
+        if not message.payload:  # a retained message cleared
+            if mqtt.topic_matches_sub(topics.every_controller_status(), message.topic):
+                with self._lock:
+                    self._controllers.pop(message.topic.split("/")[-2], None)
+            return
         try:
             if mqtt.topic_matches_sub(topics.every_controller_status(), message.topic):
                 status = decode(ControllerStatus, bytes(message.payload))
                 with self._lock:
-                    self._controllers |= {table: status.state for table in status.tables}
+                    self._controllers[status.controller] = (status.state, status.tables)
                 return
             table = topics.table_of(message.topic)
             view = json.loads(message.payload)
@@ -65,7 +68,12 @@ class DealerViews:
         """The table's last dealer view with ``controller`` online/offline/unknown; None before the first."""
         with self._lock:
             view = self._views.get(table)
-            return None if view is None else view | {"controller": self._controllers.get(table, "unknown")}
+            states = {state for state, tables in self._controllers.values() if table in tables}
+        if view is None:
+            return None
+        # a table moved to another controller is online while any controller listing it is
+        state = "online" if "online" in states else "offline" if states else "unknown"
+        return view | {"controller": state}
 
     def close(self) -> None:
         self.client.disconnect()

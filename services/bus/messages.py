@@ -75,7 +75,7 @@ class ShoeAlarm(_Message):
     shoe_id: str
     boot_id: str
     kind: Literal["misread", "device_alarm", "device_warning", "reader_fault", "invalid_card"]
-    after_seq: int = Field(default=0, ge=0)  # the last seq stamped before it: orders it among the cards
+    after_seq: int | None = Field(default=None, ge=0)  # the last seq stamped before it (None: unknown)
     code: str = ""
     text: str = ""
     ts: str

@@ -8,11 +8,12 @@ sees two of its inputs at once; tables share the thread, which is plenty for doz
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -40,6 +41,14 @@ class Inbound:
     payload: Any
 
 
+def controller_name(tables: Iterable[str]) -> str:
+    """The process's MQTT client id and status topic name: readable, and unique per set of tables."""
+    joined = "-".join(sorted(tables))
+    if len(joined) <= 40:
+        return f"controller-{joined}"
+    return f"controller-{joined[:31]}-{hashlib.sha1(joined.encode()).hexdigest()[:8]}"
+
+
 class Controller:
     def __init__(
         self,
@@ -53,7 +62,7 @@ class Controller:
         self.clock = clock or SystemClock()
         self.inbox: queue.Queue[Inbound] = queue.Queue()
         self.tables_ids = tuple(tables)
-        self.name = f"controller-{'-'.join(sorted(tables))[:40]}"
+        self.name = controller_name(tables)
         self.client = make_client(self.name)
         # if this process dies, the broker tells the dealer consoles: stop dealing at these tables
         self.client.will_set(topics.controller_status(self.name), self._status("offline"), qos=1, retain=True)

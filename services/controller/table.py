@@ -35,7 +35,8 @@ from services.rounds.service import Applied, RoundService
 log = logging.getLogger("studio.controller")
 CARDS_PER_ROUND = 12  # at most: four hands of three
 FINISHED = (Phase.SETTLED, Phase.VOID)
-DUE = datetime.min.replace(tzinfo=UTC)  # a deadline that has already come
+DUE = datetime.min.replace(tzinfo=UTC)
+RETRY_AFTER = timedelta(seconds=1)  # a deadline that has already come
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class TableController:
     _refreshed_at: datetime | None = None
     _low_deck_alerted: int = -1  # the deck (by shuffle count) already reported as too low
     _published: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _retry_at: datetime | None = None  # after a step failed: not before then
     _last_message: tuple[str, int] = ("", 0)  # (boot, seq) of the last message taken from this table's shoe
 
     # ---- inputs -------------------------------------------------------------------------
@@ -130,8 +132,11 @@ class TableController:
                 also=lambda session: session.add(self._journal_entry(message, "dealt")),
             )  # fmt: skip
         except (PokDengError, RoundError) as error:
-            self._refuse(message, str(error))
-            self.refresh()
+            self.refresh()  # this copy was behind the database: the card may be one it had not seen
+            if card in self._hidden():
+                self._refuse(message, "a face-down card was already dealt in this round", public_card=False)
+            else:
+                self._refuse(message, str(error))
             return
         except IntegrityError:  # journaled already: a message delivered again after a restart
             log.info("table %s: shoe message %s already journaled", self.table_id, message.seq)
@@ -147,13 +152,12 @@ class TableController:
         if alarm.shoe_id != self.settings.shoe_id:
             self._alert("device", f"{alarm.kind} from shoe {alarm.shoe_id}, not this table's shoe: ignored")
         elif alarm.kind == "misread" and self._rescanned(alarm):
-            # alarms and cards travel on different connections: the card after the misread came first
-            self._alert("misread", f"the shoe could not read a card ({alarm.text}); it was scanned again since")
+            # alarms and cards travel on different connections: the card after the misread came first.
+            # (The shoe's text is not shown: a partial read may be part of a face-down card.)
+            self._alert("misread", f"the shoe could not read a card at {alarm.video_tc}; it was scanned again since")
         elif alarm.kind == "misread":
             self.paused = f"misread at {alarm.video_tc}: re-scan the card"
-            self._alert(
-                "misread", f"the shoe could not read a card ({alarm.text}); deal stopped until it is re-scanned"
-            )
+            self._alert("misread", f"the shoe could not read a card at {alarm.video_tc}; deal stopped until re-scanned")
         elif alarm.kind in ("device_alarm", "reader_fault", "invalid_card"):
             self._alert("device", f"{alarm.kind}: {alarm.code} {alarm.text}".strip())
         self._publish()
@@ -161,7 +165,7 @@ class TableController:
     def _rescanned(self, alarm: ShoeAlarm) -> bool:
         """A message of this shoe stamped after the alarm was raised has already been taken."""
         boot, seq = self._last_message
-        return boot == alarm.boot_id and seq > alarm.after_seq
+        return alarm.after_seq is not None and boot == alarm.boot_id and seq > alarm.after_seq
 
     def tick(self, now: datetime, reread: bool = True) -> None:
         """Act on whatever deadline has passed: open, close betting, close insurance, time out a seat.
@@ -171,6 +175,8 @@ class TableController:
         if reread and (self._refreshed_at is None or now - self._refreshed_at >= self.refresh_every):
             self._refreshed_at = now  # an operator or a player may have moved the round through the API
             self.refresh()
+        if self._retry_at is not None and now < self._retry_at:
+            return
         current = self.current
         try:
             if current is None or current.phase in FINISHED:
@@ -182,8 +188,10 @@ class TableController:
             elif current.window_closes_at is not None and now >= _aware(current.window_closes_at):
                 self._window_ended(current)
         except (PokDengError, RoundError) as error:
-            # someone else moved the round first (a decision, an operator): read it again
+            # someone else moved the round first (a decision, an operator): read it again; if the step
+            # still cannot be taken (a table that cannot open a round), do not try again at once
             log.info("table %s: %s; refreshing", self.table_id, error)
+            self._retry_at = now + RETRY_AFTER
             self.refresh()
 
     def _window_ended(self, current: Snapshot) -> None:
@@ -226,7 +234,7 @@ class TableController:
             ).all()
         self.deck = DeckTracker()
         for kind, card, disposition in rows:
-            if kind == "new_deck":
+            if kind == "new_deck" and disposition == "deck":  # not another shoe's, refused
                 self.deck.shuffle()
             elif disposition in ("dealt", "burn") and card:
                 self.deck.record(Card.from_code(card))
@@ -288,6 +296,12 @@ class TableController:
 
     def next_deadline(self) -> datetime | None:
         """When ``tick`` next has something to do (None: nothing timed is pending)."""
+        deadline = self._deadline()
+        if deadline is None or self._retry_at is None:
+            return deadline
+        return max(deadline, self._retry_at)
+
+    def _deadline(self) -> datetime | None:
         current = self.current
         if current is None or current.phase in FINISHED:
             if not self.settings.auto_open or not self.deck.can_deal(CARDS_PER_ROUND):

@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Any
 
+import paho.mqtt.client as mqtt
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
@@ -92,3 +93,30 @@ def stream(client: TestClient, path: str, headers: dict[str, str]) -> list[dict[
     with client.stream("GET", path, headers=headers) as response:
         assert response.status_code == 200, response.read()
         return [json.loads(line[len("data: ") :]) for line in response.iter_lines() if line.startswith("data: ")]
+
+
+def test_a_table_moved_to_another_controller_is_online_while_any_controller_listing_it_is(mqtt_url: str) -> None:
+    views = DealerViews(mqtt_url)
+    try:
+
+        def receive(topic: str, payload: bytes) -> None:
+            message = mqtt.MQTTMessage(topic=topic.encode())
+            message.payload = payload
+            views._on_message(views.client, None, message)
+
+        def status(name: str, state: str, tables: list[str]) -> None:
+            payload = ControllerStatus(controller=name, state=state, tables=tables, ts="2026-12-03T00:00:00")  # type: ignore[arg-type]
+            receive(topics.controller_status(name), encode(payload))
+
+        receive(topics.round_dealer("T7"), b'{"v": 1, "table_id": "T7"}')
+        status("controller-new", "online", ["T7", "T8"])
+        status("controller-old", "offline", ["T7"])  # its retained will, delivered after the new one's status
+        assert views.latest("T7") == {"v": 1, "table_id": "T7", "controller": "online"}
+        status("controller-new", "offline", ["T7", "T8"])
+        assert views.latest("T7")["controller"] == "offline"  # type: ignore[index]
+        receive(topics.controller_status("controller-new"), b"")  # both retained statuses cleared
+        receive(topics.controller_status("controller-old"), b"")
+        assert views.latest("T7")["controller"] == "unknown"  # type: ignore[index]
+        assert views.latest("T8") is None
+    finally:
+        views.close()

@@ -346,7 +346,7 @@ def test_a_misread_pauses_the_deal_until_the_next_card_is_scanned(studio: Studio
     view = wait_for_dealer(studio, lambda view: bool(view.get("paused")), "the pause")
     assert view["paused"].startswith("misread at ") and view["paused"].endswith(": re-scan the card")
     misreads = [alert for alert in view["alerts"] if alert["kind"] == "misread"]
-    assert len(misreads) == 1 and "card not read" in misreads[0]["message"] and misreads[0]["card"] is None
+    assert len(misreads) == 1 and "could not read a card" in misreads[0]["message"] and misreads[0]["card"] is None
     assert view["next_card"] == {"position": "B", "index": 0, "face_up": True} and on_table(view) == 1
 
     view = deal_to(studio, round_id, cards, 2)  # the dealer scans it again

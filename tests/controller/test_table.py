@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import Engine, select
 
 from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck
+from services.cards import Card
 from services.controller.models import ShoeJournal
 from services.controller.table import DUE, ControllerSettings, TableController, _aware
 from services.db import session_factory
@@ -18,6 +19,7 @@ from services.games.pokdeng import AwaitingCard, AwaitingDecision, Phase, Positi
 from services.ledger.wallets import WalletService
 from services.rounds.clock import ManualClock
 from services.rounds.engines import load
+from services.rounds.errors import RoundError
 from services.rounds.models import Round
 from services.rounds.service import Bet, RoundService
 
@@ -164,6 +166,41 @@ def test_alarms_from_another_shoe_and_a_misread_already_rescanned_do_not_stop_th
     assert table.controller.paused.startswith("misread")
 
 
+def test_a_face_down_card_the_controller_had_not_seen_yet_is_refused_without_naming_it(table: Table) -> None:
+    round_id = table.open_with_bets()
+    table.scan("2C", "3C", "4C", "5C", "6C", "7C", "8C")
+    table.service.deal(round_id, Card.from_code("KD"))  # dealt by someone else: the controller's copy is behind
+    table.scan("KD")
+    assert table.alerts()[-1] == "a face-down card was already dealt in this round"
+    assert table.controller.alerts[-1].card is None
+    for _view, payload in table.views:
+        assert "KD" not in json.dumps(payload)
+
+
+def test_a_misread_from_a_shoe_that_does_not_say_where_it_fell_always_stops_the_deal(table: Table) -> None:
+    table.open_with_bets()
+    table.scan("2C", "3C")
+    table.controller.on_alarm(ShoeAlarm(shoe_id=SHOE, boot_id="b1", kind="misread", ts="t", video_tc="t"))
+    assert table.controller.paused.startswith("misread")
+
+
+def test_a_step_that_fails_is_not_retried_before_a_second(table: Table, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+
+    def refuse(table_id: str) -> str:
+        calls.append(table_id)
+        raise RoundError(f"table {table_id!r} cannot open a round")
+
+    monkeypatch.setattr(table.service, "open_round", refuse)
+    table.tick(seconds=0)
+    for _ in range(10):
+        table.tick(seconds=0.05)
+    assert calls == ["t1"]
+    assert table.controller.next_deadline() == table.clock.now() - timedelta(seconds=0.5) + timedelta(seconds=1)
+    table.tick(seconds=0.5)
+    assert calls == ["t1", "t1"]
+
+
 def test_a_duplicate_of_the_face_down_card_is_refused_without_naming_it(table: Table) -> None:
     table.open_with_bets()
     table.scan("2C", "3C", "4C", "5C", "6C", "7C", "8C", "KD")  # KD: the banker's second card, face down
@@ -263,6 +300,10 @@ def test_a_restarted_controller_resumes_the_round_the_deck_and_the_shoe_feed(tab
     assert restarted.current is not None and restarted.current.round_id == round_id
     assert [str(c) for c in restarted.current.engine.cards] == ["2H", "4H", "6H"]
     assert restarted.deck.remaining == 49 and restarted.next_seq() == table.seq + 1
+    # another shoe's new deck was refused: it does not start this table's deck over after a restart either
+    other = ShoeNewDeck(shoe_id="t2-shoe", boot_id="b9", seq=1, ts="t", video_tc="00:00:00:00", deck=1, raw="")
+    restarted.on_shoe(other)
+    assert table.new_controller().deck.remaining == 49
     # a card and its journal entry commit together: when the entry cannot be written, the card is not dealt
     table.seq += 1
     with table.service.sessions.begin() as session:
