@@ -137,15 +137,16 @@ def test_the_dealer_console_logs_in_shows_what_to_deal_hides_the_face_down_card_
     assert "AS" in alert.inner_text() and "no card is expected" in alert.inner_text()
     assert int(page.inner_text("#deck").split()[0]) <= 52
     # the controller's status turns offline (as its last will would): the console tells the dealer to stop
-    status = ControllerStatus(controller="gone", state="offline", tables=[table], ts="2026-12-03T00:00:00+00:00")
+    name = live.controller.name
+    status = ControllerStatus(controller=name, state="offline", tables=[table], ts="2026-12-03T00:00:00+00:00")
     announcer = make_client("")
     connect(announcer, live.mqtt_url)
     wait_until(announcer.is_connected, 10, "the announcer to connect")
-    announcer.publish(topics.controller_status("gone"), encode(status), qos=1).wait_for_publish(10)
+    announcer.publish(topics.controller_status(name), encode(status), qos=1).wait_for_publish(10)
     page.wait_for_function("document.querySelector('#next').textContent.includes('controller is offline')")
     assert "paused" in (page.get_attribute("#next", "class") or "")
     online = status.model_copy(update={"state": "online"})
-    announcer.publish(topics.controller_status("gone"), encode(online), qos=1).wait_for_publish(10)
+    announcer.publish(topics.controller_status(name), encode(online), qos=1).wait_for_publish(10)
     page.wait_for_function("!document.querySelector('#next').textContent.includes('controller is offline')")
     announcer.disconnect()
     announcer.loop_stop()
