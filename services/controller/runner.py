@@ -23,7 +23,7 @@ import paho.mqtt.client as mqtt
 from services.bus import topics
 from services.bus.client import connect, make_client
 from services.bus.messages import ControllerStatus, MessageError, ShoeAlarm, decode, encode
-from services.controller.table import ControllerSettings, TableController, latest_rounds
+from services.controller.table import ControllerSettings, TableController, reread_moved
 from services.rounds.clock import Clock, SystemClock
 from services.rounds.service import RoundService
 from services.shoe.feed import ShoeEvent, ShoeFeedClient
@@ -61,23 +61,22 @@ class Controller:
         self.url = url
         self.clock = clock or SystemClock()
         self.inbox: queue.Queue[Inbound] = queue.Queue()
-        self.tables_ids = tuple(tables)
         self.name = controller_name(tables)
         self.client = make_client(self.name)
-        # if this process dies, the broker tells the dealer consoles: stop dealing at these tables
-        self.client.will_set(topics.controller_status(self.name), self._status("offline"), qos=1, retain=True)
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
         self.tables = {
             table: TableController(table, service, settings, publish=self._publisher(table))
             for table, settings in tables.items()
         }
+        # if this process dies, the broker tells the dealer consoles: stop dealing at these tables
+        self.client.will_set(topics.controller_status(self.name), self._status("offline"), qos=1, retain=True)
         self.feeds: list[ShoeFeedClient] = []
         self.malformed = 0
 
     def _status(self, state: Literal["online", "offline"]) -> bytes:
         status = ControllerStatus(
-            controller=self.name, state=state, tables=sorted(self.tables_ids), ts=datetime.now(UTC).isoformat()
+            controller=self.name, state=state, tables=sorted(self.tables), ts=datetime.now(UTC).isoformat()
         )
         return encode(status)
 
@@ -114,7 +113,7 @@ class Controller:
                     reread_at = now + REREAD
                     self._reread()
                 for controller in self.tables.values():
-                    controller.tick(now, reread=False)
+                    controller.tick(now)
         finally:
             for feed in self.feeds:
                 feed.close()
@@ -135,15 +134,10 @@ class Controller:
         return min(TICK_SECONDS, max(MIN_WAIT_SECONDS, left))
 
     def _reread(self) -> None:
-        """Re-read only the tables whose round moved without this controller (one query for all)."""
         try:
-            latest = latest_rounds(self.service, list(self.tables))
+            reread_moved(self.service, self.tables)
         except Exception:  # the database is away: the next pass tries again
             log.exception("could not read the tables' rounds")
-            return
-        for table, controller in self.tables.items():
-            if controller.moved(latest.get(table)):
-                controller.refresh()
 
     def _handle(self, item: Inbound) -> None:
         controller = self.tables[item.table]

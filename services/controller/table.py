@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -35,8 +35,8 @@ from services.rounds.service import Applied, RoundService
 log = logging.getLogger("studio.controller")
 CARDS_PER_ROUND = 12  # at most: four hands of three
 FINISHED = (Phase.SETTLED, Phase.VOID)
-DUE = datetime.min.replace(tzinfo=UTC)
-RETRY_AFTER = timedelta(seconds=1)  # a deadline that has already come
+DUE = datetime.min.replace(tzinfo=UTC)  # a deadline that has already come
+RETRY_AFTER = timedelta(seconds=1)  # after a step failed, before it is tried again
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,6 @@ class TableController:
     alerts: list[Alert] = field(default_factory=list)
     paused: str = ""  # why the deal is stopped (a misread): the next card scanned resumes it
     counters: dict[str, int] = field(default_factory=dict)
-    refresh_every: timedelta = timedelta(seconds=1)  # re-read the round even without a notification
-    _refreshed_at: datetime | None = None
     _low_deck_alerted: int = -1  # the deck (by shuffle count) already reported as too low
     _published: dict[str, dict[str, Any]] = field(default_factory=dict)
     _retry_at: datetime | None = None  # after a step failed: not before then
@@ -167,14 +165,11 @@ class TableController:
         boot, seq = self._last_message
         return alarm.after_seq is not None and boot == alarm.boot_id and seq > alarm.after_seq
 
-    def tick(self, now: datetime, reread: bool = True) -> None:
+    def tick(self, now: datetime) -> None:
         """Act on whatever deadline has passed: open, close betting, close insurance, time out a seat.
 
-        ``reread``: re-read the round every ``refresh_every`` (off when the caller checks many tables at once).
+        A round moved by someone else (a player, an operator) is seen through ``reread_moved``.
         """
-        if reread and (self._refreshed_at is None or now - self._refreshed_at >= self.refresh_every):
-            self._refreshed_at = now  # an operator or a player may have moved the round through the API
-            self.refresh()
         if self._retry_at is not None and now < self._retry_at:
             return
         current = self.current
@@ -391,6 +386,14 @@ class TableController:
             "paused": self.paused,
             "alerts": [alert.__dict__ for alert in self.alerts[-10:]],
         }
+
+
+def reread_moved(service: RoundService, controllers: Mapping[str, TableController]) -> None:
+    """Re-read only the tables whose round moved without their controller (one query for all)."""
+    latest = latest_rounds(service, list(controllers))
+    for table, controller in controllers.items():
+        if controller.moved(latest.get(table)):
+            controller.refresh()
 
 
 def latest_rounds(service: RoundService, tables: list[str]) -> dict[str, tuple[str, int]]:

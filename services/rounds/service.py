@@ -101,9 +101,16 @@ class Applied:
     phase: str
     events: list[ev.Event]
     engine: PokDengRound
-    log_length: int = 0  # the round's log after the call
-    window_closes_at: datetime | None = None
-    finished_at: datetime | None = None  # settled or voided
+    log_length: int  # the round's log after the call
+    window_closes_at: datetime | None
+    finished_at: datetime | None  # settled or voided
+
+    @classmethod
+    def of(cls, round_: Round, events: list[ev.Event], engine: PokDengRound) -> Applied:
+        return cls(
+            round_.id, round_.phase, events, engine, round_.log_length, round_.window_closes_at,
+            round_.settled_at or round_.voided_at,
+        )  # fmt: skip
 
 
 class RoundService:
@@ -212,7 +219,7 @@ class RoundService:
                 events += self._append(session, round_, engine, command, actor)
             thresholds = self._thresholds(session, {w.player for w in wagers}, _aware(round_.opened_at))
             events += self._append(session, round_, engine, ev.CloseBetting(thresholds), actor)
-            return Applied(round_id, round_.phase, events, engine)
+            return Applied.of(round_, events, engine)
 
         return self._run(work)
 
@@ -270,7 +277,7 @@ class RoundService:
                 for player, net in sorted(was_settled.player_nets().items()):
                     ledger.adjust(player, -net, round_id, f"void: {reason}")
             round_.voided_at = self.clock.now()
-            return Applied(round_id, round_.phase, events, engine)
+            return Applied.of(round_, events, engine)
 
         return self._run(work)
 
@@ -374,10 +381,7 @@ class RoundService:
             events = self._append(session, round_, engine, command, actor)
             if also is not None:
                 also(session)
-            return Applied(
-                round_id, round_.phase, events, engine, round_.log_length, round_.window_closes_at,
-                round_.settled_at or round_.voided_at,
-            )  # fmt: skip
+            return Applied.of(round_, events, engine)
 
         return self._run(work)
 

@@ -13,7 +13,7 @@ from sqlalchemy import Engine, select
 from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck
 from services.cards import Card
 from services.controller.models import ShoeJournal
-from services.controller.table import DUE, ControllerSettings, TableController, _aware
+from services.controller.table import DUE, ControllerSettings, TableController, _aware, reread_moved
 from services.db import session_factory
 from services.games.pokdeng import AwaitingCard, AwaitingDecision, Phase, Position, Side
 from services.ledger.wallets import WalletService
@@ -59,6 +59,8 @@ class Table:
             self.controller.on_shoe(self.message(card))
 
     def tick(self, **delta: float) -> None:
+        """What the controller process does on each pass: re-read rounds moved by others, then act."""
+        reread_moved(self.service, {"t1": self.controller})
         self.controller.tick(self.clock.advance(**delta))
 
     def open_with_bets(self) -> str:
@@ -287,8 +289,7 @@ def test_no_round_opens_when_the_deck_cannot_finish_it_until_a_new_deck(table: T
     for card in deck[:45]:  # the next deck runs low too: the dealer is told again
         table.controller.on_shoe(table.message(card, burn=True))
     table.controller.current = None
-    table.controller.refresh_every = timedelta(hours=1)  # keep the test's view of "no current round"
-    table.tick(seconds=1)
+    table.controller.tick(table.clock.advance(seconds=1))  # no re-read: keep the test's "no current round"
     assert table.alerts()[-1] == "7 cards left: load a new deck before the next round"
     assert table.controller.counters["alerts_deck_low"] == 2
 
