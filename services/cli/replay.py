@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
+from services.cli.jsonfile import JsonFileError, load
 from services.games.pokdeng.errors import TranscriptError
 from services.games.pokdeng.transcript import replay, result_to_dict
 
@@ -18,24 +18,10 @@ def register(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def load(path: str) -> Any:
-    """Read JSON from a path or stdin; a ``TranscriptError`` names the file and the parse error."""
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise TranscriptError(f"cannot read {path}: {error.strerror}") from None
-    except UnicodeDecodeError as error:
-        raise TranscriptError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise TranscriptError(f"{path}: not valid JSON: {error}") from None
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         document = load(args.file)
-    except TranscriptError as error:
+    except JsonFileError as error:
         print(f"studio replay: {error}", file=sys.stderr)
         return 1
     if not isinstance(document, list):

@@ -1,0 +1,76 @@
+"""Commands a round accepts and the frozen events it records."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from services.games.tienlen.combos import Combination
+from services.games.tienlen.settings import InstantWin
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """``player`` plays ``cards`` (strengths, any order): in turn, or out of turn as a chop."""
+
+    player: str
+    cards: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """The player to act passes and is out of the trick."""
+
+    player: str
+
+
+Command = Play | Pass
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    player: str
+    combination: Combination
+    chop: bool
+    out_of_turn: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Passed:
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class TrickWon:
+    """Everyone else passed: ``player`` takes the trick and leads the next one."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChainSettled:
+    """A chop chain (*chặt chồng*) ended: ``chopped``, the last player chopped, pays its total to ``by``."""
+
+    by: str
+    chopped: str
+    cards: Combination
+    units: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    """How a round ended. ``payments`` are nets per player in units and sum to zero."""
+
+    winner: str
+    payments: Mapping[str, int]
+    chops: tuple[ChainSettled, ...]
+    instant_win: InstantWin | None
+    cong: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEnded:
+    result: RoundResult
+
+
+Event = Played | Passed | TrickWon | ChainSettled | RoundEnded
