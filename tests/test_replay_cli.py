@@ -142,6 +142,10 @@ def test_unreadable_and_malformed_files(tmp_path: Path, capsys: pytest.CaptureFi
     binary.write_bytes(b"\xff\xfe{}")
     assert main(["replay", str(binary)]) == 1
     assert "not UTF-8 text" in capsys.readouterr().err
+    nested = tmp_path / "nested.json"
+    nested.write_text("[" * 100_000 + "]" * 100_000)
+    assert main(["replay", str(nested)]) == 1
+    assert capsys.readouterr().err == f"studio replay: {nested}: JSON nested too deeply\n"
 
 
 def test_thresholds_are_per_seat(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
