@@ -36,7 +36,7 @@ def test_a_transcript_replays_to_its_result(tmp_path: Path, capsys: pytest.Captu
     assert run(tmp_path, capsys, EXAMPLE) == (0, EXPECTED, "")
 
 
-def test_a_list_of_transcripts_gives_a_list_in_the_same_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_list_of_transcripts_gives_a_list_in_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = changed(plays=[{"player": "p2", "pass": True}])
     status, out, _ = run(tmp_path, capsys, [EXAMPLE, bad, EXAMPLE])
     assert status == 1

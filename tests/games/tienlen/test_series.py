@@ -62,9 +62,7 @@ def test_losing_to_an_instant_win_is_not_cong() -> None:
 
 
 def test_a_round_played_through_the_engine_feeds_the_series() -> None:
-    round_ = round_of(
-        ("p1", "p2", "p3"), leader="p1", p1="3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS 2S", p2="3C", p3="2D 2H"
-    )
+    round_ = round_of(("p1", "p2", "p3"), leader="p1", p1="3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS 2S", p2="3C", p3="2D 2H")
     round_.play("p1", c("3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS"))
     round_.pass_turn("p2")
     round_.pass_turn("p3")
@@ -86,7 +84,8 @@ def test_entering_a_tier_above_ones_experience_is_refused() -> None:
     assert (tier_1.min_experience, tier_2.min_experience, tier_3.min_experience) == (0, 100, 1000)
     assert (tier_1.award, tier_2.award, tier_3.award) == (1, 2, 5)
     tier_2.admit("ana", 100)
-    with pytest.raises(RoomEntryError, match="ana cannot enter a tier 3 room: it needs 1000 experience points, ana has 999"):
+    refusal = "ana cannot enter a tier 3 room: it needs 1000 experience points, ana has 999"
+    with pytest.raises(RoomEntryError, match=refusal):
         tier_3.admit("ana", 999)
 
 
