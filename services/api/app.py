@@ -20,8 +20,9 @@ from sqlalchemy import Engine, text
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from services.api import operator_routes, page_routes, player_routes
-from services.api.consoles import DealerViews
+from services.api.consoles import ViewRelay
 from services.api.deps import Services
+from services.api.fanout import Poller
 from services.cards import CardError
 from services.db import session_factory
 from services.db.engine import POOL_SIZE
@@ -35,6 +36,7 @@ from services.games.pokdeng import (
 )
 from services.ledger.errors import IdempotencyConflictError, InsufficientFundsError, LedgerError
 from services.ledger.wallets import WalletService
+from services.rounds import queries
 from services.rounds.clock import Clock
 from services.rounds.errors import (
     AuthError,
@@ -47,6 +49,8 @@ from services.rounds.errors import (
 )
 from services.rounds.players import PlayerService
 from services.rounds.service import RoundService
+
+STREAM_POLL_S = 0.25  # without a broker: how often a watched table's public state is read
 
 # (status, code) per error class; the first match in this order wins.
 ERRORS: list[tuple[type[Exception], int, str]] = [
@@ -77,12 +81,14 @@ def create_app(
     currency: str = "THB",
     threads: int = POOL_SIZE,
     notify: Callable[[str], None] | None = None,
-    dealer_views: DealerViews | None = None,
+    relay: ViewRelay | None = None,
 ) -> FastAPI:
     """The API on ``database``; ``threads`` endpoints run at once (match it to the connection pool).
 
     ``notify(round_id)`` is called after every change to a round (the controller's ``…/round/commands``);
-    ``dealer_views`` relays the controller's dealer console views (without it the console feed is unavailable).
+    ``relay`` relays the controllers' round views from the broker: the public state streams and the dealer
+    console read it. Without it the console feed is unavailable and the public state is read from the
+    database, once per watched table every ``STREAM_POLL_S`` whatever its number of viewers.
     """
     sessions = session_factory(database)
 
@@ -104,7 +110,13 @@ def create_app(
     )
     if notify is not None:
         app.state.services = replace(app.state.services, notify=notify)
-    app.state.services = replace(app.state.services, dealer_views=dealer_views)
+    if relay is not None:
+        app.state.services = replace(app.state.services, relay=relay, states=relay.state)
+    else:
+        rounds = app.state.services.rounds
+        states = app.state.services.states
+        poller = Poller(states, lambda table: queries.current_round(rounds, table), STREAM_POLL_S)
+        app.state.services = replace(app.state.services, poller=poller)
     app.include_router(player_routes.router)
     app.include_router(player_routes.public)
     app.include_router(operator_routes.router)

@@ -1,9 +1,12 @@
-"""The dealer console feed inside the API: the controller's retained ``…/round/dealer`` views, relayed.
+"""The API's one broker subscription: the controllers' retained round views, fanned out to browsers.
 
-The controller is the only process that knows what the dealer must deal next (and which alerts are
-open); it publishes that view, retained, on each table's dealer topic. The API keeps the latest view
-of every table from one wildcard subscription and streams it to logged-in dealers and operators, so
-a browser never needs broker credentials. The view carries a face-down card only as ``received``.
+The controller is the only process that knows a round's public state and what the dealer must deal
+next (and which alerts are open); it publishes both, retained, on each table's ``…/round/state`` and
+``…/round/dealer``. ``ViewRelay`` subscribes to every table's views and every controller's status
+with one wildcard subscription each and publishes them into two in-memory hubs: ``state`` for the
+public stream (overlay, players, public API) and ``dealer`` for the console. A browser never needs
+broker credentials, and no viewer causes a database read. The dealer view carries a face-down card
+only as ``received``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
+from services.api.fanout import Hub
 from services.bus import topics
 from services.bus.client import connect, make_client
 from services.bus.messages import ControllerStatus, decode
@@ -22,37 +26,42 @@ from services.bus.messages import ControllerStatus, decode
 log = logging.getLogger("studio.api")
 
 
-class DealerViews:
-    """The latest dealer view per table, and whether the controller writing the table is online.
+class ViewRelay:
+    """The latest views per table, and whether the controller writing the table is online.
 
-    A controller's status is retained with an ``offline`` last will, so when one dies the view
-    says ``"controller": "offline"`` at once and the console tells the dealer to stop.
+    A controller's status is retained with an ``offline`` last will, so when one dies the dealer
+    view says ``"controller": "offline"`` at once and the console tells the dealer to stop.
     """
 
     def __init__(self, url: str) -> None:
+        self.state = Hub()
+        self.dealer = Hub()
         self._lock = threading.Lock()
         self._views: dict[str, dict[str, Any]] = {}
         self._controllers: dict[str, tuple[str, list[str]]] = {}  # controller → (state, its tables)
         self.subscribed = threading.Event()
         self.client = make_client("")
         self.client.on_connect = lambda client, *_: client.subscribe(
-            [(topics.every_round_dealer(), 1), (topics.every_controller_status(), 1)]
+            [
+                (topics.every_round_state(), 1),
+                (topics.every_round_dealer(), 1),
+                (topics.every_controller_status(), 1),
+            ]
         )
         self.client.on_subscribe = lambda *_: self.subscribed.set()
         self.client.on_message = self._on_message
         connect(self.client, url)
 
     def _on_message(self, _client: mqtt.Client, _data: object, message: mqtt.MQTTMessage) -> None:
+        is_status = mqtt.topic_matches_sub(topics.every_controller_status(), message.topic)
         if not message.payload:  # a retained message cleared
-            if mqtt.topic_matches_sub(topics.every_controller_status(), message.topic):
-                with self._lock:
-                    self._controllers.pop(message.topic.split("/")[-2], None)
+            if is_status:
+                self._controller(message.topic.split("/")[-2], None)
             return
         try:
-            if mqtt.topic_matches_sub(topics.every_controller_status(), message.topic):
+            if is_status:
                 status = decode(ControllerStatus, bytes(message.payload))
-                with self._lock:
-                    self._controllers[status.controller] = (status.state, status.tables)
+                self._controller(status.controller, (status.state, status.tables))
                 return
             table = topics.table_of(message.topic)
             view = json.loads(message.payload)
@@ -61,8 +70,25 @@ class DealerViews:
         except ValueError as error:  # MessageError too
             log.warning("ignored a message on %s: %s", message.topic, error)
             return
+        if mqtt.topic_matches_sub(topics.every_round_state(), message.topic):
+            self.state.publish(table, view)
+            return
         with self._lock:
             self._views[table] = view
+        self._republish([table])
+
+    def _controller(self, name: str, status: tuple[str, list[str]] | None) -> None:
+        with self._lock:
+            before = self._controllers.pop(name, ("", []))[1]
+            if status is not None:
+                self._controllers[name] = status
+        self._republish(set(before) | set(status[1] if status else []))
+
+    def _republish(self, tables: Any) -> None:
+        for table in tables:
+            value = self.latest(table)
+            if value is not None:
+                self.dealer.publish(table, value)
 
     def latest(self, table: str) -> dict[str, Any] | None:
         """The table's last dealer view with ``controller`` online/offline/unknown; None before the first."""

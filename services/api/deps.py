@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from services.api.consoles import DealerViews
+from services.api.consoles import ViewRelay
+from services.api.fanout import Hub, Poller
 from services.ledger.wallets import WalletService
 from services.rounds.errors import AuthError, ForbiddenError
 from services.rounds.players import Identity, PlayerService
@@ -26,7 +27,9 @@ class Services:
     wallets: WalletService
     players: PlayerService
     notify: Callable[[str], None] = _no_notice  # tell the round controller a round changed (``…/round/commands``)
-    dealer_views: DealerViews | None = None  # the controller's dealer console views (None: no broker)
+    relay: ViewRelay | None = None  # the controllers' round views from the broker (None: no broker)
+    states: Hub = field(default_factory=Hub)  # the public round state per table, fanned out to its streams
+    poller: Poller | None = None  # without a broker: reads each watched table's state from the database
 
 
 def get_services(request: Request) -> Services:

@@ -39,6 +39,13 @@ def create_player(body: PlayerIn, _operator: CurrentOperator, services: Services
     return TokenOut(id=body.id, role=body.role, token=services.players.register(body.id, body.role))
 
 
+@router.post("/players/{player_id}/token")
+def replace_token(player_id: str, _operator: CurrentOperator, services: ServicesDep) -> TokenOut:
+    """Revoke an account's token and issue a new one (shown only here); open streams of the old one end."""
+    token = services.players.revoke(player_id)
+    return TokenOut(id=player_id, role=services.players.authenticate(token).role, token=token)
+
+
 @router.post("/players/{player_id}/deposit")
 def deposit(
     player_id: str, body: MoneyIn, key: IdempotencyKey, operator: CurrentOperator, services: ServicesDep

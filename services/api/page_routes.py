@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import FileResponse, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials
 
-from services.api.deps import CurrentStaff, ServicesDep
-from services.api.sse import stream_changes
+from services.api.deps import CurrentStaff, ServicesDep, bearer
 from services.rounds import queries
-from services.rounds.errors import RoundError
+from services.rounds.errors import AuthError, RoundError
 
 PAGES = Path(__file__).parent / "pages"
-DEALER_POLL_S = 0.05  # the relay is in memory: looking costs nothing, a dealer should see a scan at once
+RECHECK_S = 2.0  # a dealer stream re-checks its token this often (and sends a heartbeat)
+WAITING = "the round controller (no dealer view yet)"
 
 pages = APIRouter(include_in_schema=False)
 dealer = APIRouter(prefix="/v1", tags=["dealer"])
@@ -51,20 +52,31 @@ def overlay(table_id: str, services: ServicesDep) -> FileResponse:
 @dealer.get("/tables/{table_id}/dealer/stream", response_class=StreamingResponse)
 async def dealer_stream(
     table_id: str,
-    request: Request,
-    _staff: CurrentStaff,
+    staff: CurrentStaff,
     services: ServicesDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     changes: Annotated[int, Query(ge=1, le=100_000)] = 100_000,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=64)] = None,
 ) -> StreamingResponse:
     """The dealer console view of a table as Server-Sent Events (dealers and operators): the next card to
-    deal, the cards scanned (a face-down card only as ``received``), deck count, alerts, pauses."""
+    deal, the cards scanned (a face-down card only as ``received``), deck count, alerts, pauses.
+
+    The token is checked again every few seconds: a revoked token's open stream ends."""
     await asyncio.to_thread(queries.table, services.rounds, table_id)
-    views = services.dealer_views
-    if views is None:
+    relay = services.relay
+    if relay is None:
         raise ConsoleUnavailableError("this API has no broker connection: the dealer console feed is unavailable")
-    waiting = {"v": 1, "table_id": table_id, "waiting_for": "the round controller (no dealer view yet)"}
+    if relay.dealer.value(table_id) is None:
+        relay.dealer.publish(table_id, {"v": 1, "table_id": table_id, "waiting_for": WAITING})
+    token = credentials.credentials if credentials else ""
 
-    async def read() -> dict[str, Any]:
-        return views.latest(table_id) or waiting
+    async def still_allowed() -> bool:
+        try:
+            identity = await asyncio.to_thread(services.players.authenticate, token)
+        except AuthError:
+            return False
+        return identity.role == staff.role
 
-    return stream_changes(request, await read(), read, changes, DEALER_POLL_S)
+    return relay.dealer.stream(
+        table_id, last_event_id=last_event_id, changes=changes, heartbeat_s=RECHECK_S, still_allowed=still_allowed
+    )

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 
 from services.api.deps import CurrentPlayer, IdempotencyKey, ServicesDep
@@ -23,12 +23,10 @@ from services.api.schemas import (
     ThresholdIn,
     WalletOut,
 )
-from services.api.sse import stream_changes
 from services.games.pokdeng import Position, Side
 from services.rounds import queries
 from services.rounds.service import Bet
 
-STREAM_POLL_S = 0.25  # how often a stream looks for a change (one indexed read per table stream)
 public = APIRouter(prefix="/v1", tags=["public"])
 
 router = APIRouter(prefix="/v1", tags=["player"])
@@ -120,16 +118,20 @@ def history_detail(round_id: str, player: CurrentPlayer, services: ServicesDep) 
 
 @public.get("/tables/{table_id}/state/stream", response_class=StreamingResponse)
 async def stream_state(
-    table_id: str, request: Request, services: ServicesDep, changes: Annotated[int, Query(ge=1, le=100_000)] = 1000
+    table_id: str,
+    services: ServicesDep,
+    changes: Annotated[int, Query(ge=1, le=100_000)] = 100_000,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=64)] = None,
 ) -> StreamingResponse:
-    """The table's public round state as Server-Sent Events: one ``data:`` line per change (no login needed).
+    """The table's public round state as Server-Sent Events: one ``data:`` frame per change (no login needed).
 
     Only revealed information, like the overlay: the banker's face-down card is absent until its reveal.
-    ``changes`` ends the stream after that many events (clients reconnect; tests stop early).
+    Frames carry ids; a client that reconnects with ``Last-Event-ID`` gets what it missed, not what it had.
+    A comment line comes every 15 s when nothing changes. ``changes`` ends the stream after that many frames.
     """
-    first = await asyncio.to_thread(queries.current_round, services.rounds, table_id)  # 404 for an unknown table
-
-    async def read() -> dict[str, Any]:
-        return await asyncio.to_thread(queries.current_round, services.rounds, table_id)
-
-    return stream_changes(request, first, read, changes, STREAM_POLL_S)
+    if services.poller is not None or services.states.value(table_id) is None:
+        first = await asyncio.to_thread(queries.current_round, services.rounds, table_id)  # 404 for an unknown table
+        services.states.publish(table_id, first)
+    if services.poller is not None:
+        services.poller.watch(table_id)
+    return services.states.stream(table_id, last_event_id=last_event_id, changes=changes)

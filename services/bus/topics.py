@@ -60,6 +60,11 @@ def every_controller_status() -> str:
     return f"{ROOT}/controllers/+/status"
 
 
+def every_round_state() -> str:
+    """The public round state topics of every table (the API's fan-out subscribes to them)."""
+    return f"{ROOT}/tables/+/round/state"
+
+
 def every_round_dealer() -> str:
     """The dealer console topics of every table (a subscription pattern for the API's console relay)."""
     return f"{ROOT}/tables/+/round/dealer"

@@ -32,7 +32,7 @@ def run_api(args: argparse.Namespace) -> int:
     import uvicorn
 
     from services.api.app import create_app
-    from services.api.consoles import DealerViews
+    from services.api.consoles import ViewRelay
     from services.api.notify import RoundNotifier
     from services.bus.broker import BrokerNotFoundError, broker_url
 
@@ -45,7 +45,7 @@ def run_api(args: argparse.Namespace) -> int:
         # the dealer console feed answers 503 until the API runs beside a broker
         app = create_app(engine)
     else:
-        app = create_app(engine, notify=RoundNotifier(url), dealer_views=DealerViews(url))
+        app = create_app(engine, notify=RoundNotifier(url), relay=ViewRelay(url))
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0
 

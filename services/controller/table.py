@@ -27,9 +27,11 @@ from services.games.pokdeng import AwaitingCard, AwaitingDecision, AwaitingInsur
 from services.games.pokdeng.events import CloseInsurance, Command, DealCard, DecisionTimeout
 from services.games.pokdeng.views import public_view
 from services.observability import metrics
+from services.rounds.clock import aware
 from services.rounds.engines import load
 from services.rounds.errors import RoundError
 from services.rounds.models import Round
+from services.rounds.queries import state_header
 from services.rounds.service import Applied, RoundService
 
 log = logging.getLogger("studio.controller")
@@ -57,6 +59,7 @@ class Snapshot:
     finished_at: datetime | None
     engine: PokDengRound
     log_length: int  # the engine replays this many log entries: a re-read that finds the same skips the replay
+    header: dict[str, Any]  # the public state's round fields, as the API's reads give them
 
 
 @dataclass
@@ -176,11 +179,11 @@ class TableController:
         try:
             if current is None or current.phase in FINISHED:
                 self._maybe_open(now, current)
-            elif current.phase == Phase.BETTING and now >= _aware(current.betting_closes_at):
+            elif current.phase == Phase.BETTING and now >= aware(current.betting_closes_at):
                 self.service.close_betting(current.round_id)
                 self._count("betting_closed")
                 self.refresh()
-            elif current.window_closes_at is not None and now >= _aware(current.window_closes_at):
+            elif current.window_closes_at is not None and now >= aware(current.window_closes_at):
                 self._window_ended(current)
         except (PokDengError, RoundError) as error:
             # someone else moved the round first (a decision, an operator): read it again; if the step
@@ -205,7 +208,7 @@ class TableController:
         if not self.settings.auto_open:
             return
         pause = timedelta(milliseconds=self.settings.result_pause_ms)
-        if current is not None and current.finished_at is not None and now < _aware(current.finished_at) + pause:
+        if current is not None and current.finished_at is not None and now < aware(current.finished_at) + pause:
             return
         if not self.deck.can_deal(CARDS_PER_ROUND):
             if self._low_deck_alerted != self.deck.shuffles:  # once per deck
@@ -262,7 +265,7 @@ class TableController:
                 engine = self.current.engine if unchanged and self.current else load(session, round_)
                 self.current = Snapshot(
                     round_.id, round_.phase, round_.betting_closes_at, round_.window_closes_at,
-                    round_.settled_at or round_.voided_at, engine, round_.log_length,
+                    round_.settled_at or round_.voided_at, engine, round_.log_length, state_header(round_),
                 )  # fmt: skip
         self._publish()
 
@@ -303,10 +306,10 @@ class TableController:
                 return None
             if current is None or current.finished_at is None:
                 return DUE
-            return _aware(current.finished_at) + timedelta(milliseconds=self.settings.result_pause_ms)
+            return aware(current.finished_at) + timedelta(milliseconds=self.settings.result_pause_ms)
         if current.phase == Phase.BETTING:
-            return _aware(current.betting_closes_at)
-        return _aware(current.window_closes_at) if current.window_closes_at else None
+            return aware(current.betting_closes_at)
+        return aware(current.window_closes_at) if current.window_closes_at else None
 
     def _journal_entry(self, message: ShoeCard | ShoeNewDeck, disposition: str, reason: str = "") -> ShoeJournal:
         card = message.card if isinstance(message, ShoeCard) else None
@@ -365,16 +368,11 @@ class TableController:
 
     def state_view(self) -> dict[str, Any]:
         """Public: what anyone may see — never a card before its reveal."""
-        view: dict[str, Any] = {"v": 1, "table_id": self.table_id}
-        if self.current is not None:
-            view |= {
-                "round_id": self.current.round_id,
-                "betting_closes_at": _aware(self.current.betting_closes_at).isoformat(),
-                "window_closes_at": _aware(self.current.window_closes_at).isoformat()
-                if self.current.window_closes_at
-                else None,
-            } | public_view(self.current.engine)
-        return view
+        current = self.current
+        if current is None:
+            return {"v": 1, "table_id": self.table_id}
+        window = aware(current.window_closes_at).isoformat() if current.window_closes_at else None
+        return current.header | {"window_closes_at": window} | public_view(current.engine)
 
     def dealer_view(self) -> dict[str, Any]:
         """The dealer console: what to deal next, the cards scanned (a face-down one only as received), alerts."""
@@ -409,7 +407,3 @@ def latest_rounds(service: RoundService, tables: list[str]) -> dict[str, tuple[s
     )
     with service.sessions() as session:
         return {table: (round_id, length) for table, round_id, length in session.execute(query)}
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -27,3 +27,8 @@ class ManualClock:
     def advance(self, **delta: float) -> datetime:
         self._now += timedelta(**delta)
         return self._now
+
+
+def aware(moment: datetime) -> datetime:
+    """A stored moment as UTC: SQLite hands back naive datetimes, and every moment we store is UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db.unit_of_work import run_transaction
-from services.rounds.errors import AuthError, RoundError
+from services.rounds.errors import AuthError, NotFoundError, RoundError
 from services.rounds.models import Player
 
 ROLES = ("player", "dealer", "operator")
@@ -57,6 +57,22 @@ class PlayerService:
             run_transaction(self.sessions, work)
         except IntegrityError:
             raise RoundError(f"id {player_id!r} is already registered") from None
+        return token
+
+    def revoke(self, player_id: str) -> str:
+        """Replace the account's token: the old one stops working (here at once, elsewhere within ``AUTH_TTL_S``)."""
+        token = secrets.token_urlsafe(32)
+
+        def work(session: Session) -> None:
+            player = session.get(Player, player_id, with_for_update=True)
+            if player is None:
+                raise NotFoundError(f"player {player_id!r} does not exist")
+            player.token_hash = token_hash(token)
+
+        run_transaction(self.sessions, work)
+        for digest, (_, identity) in list(self._known.items()):
+            if identity.id == player_id:
+                self._known.pop(digest, None)
         return token
 
     def authenticate(self, token: str) -> Identity:

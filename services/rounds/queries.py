@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from services.ledger.models import Hold
+from services.rounds.clock import aware
 from services.rounds.engines import EngineCache
 from services.rounds.errors import NotFoundError
 from services.rounds.models import GameTable, Round, Wager
@@ -76,16 +77,22 @@ def _round(session: Session, round_id: str) -> Round:
     return round_
 
 
-def _state(session: Session, engines: EngineCache, round_: Round) -> dict[str, Any]:
+def state_header(round_: Round) -> dict[str, Any]:
+    """What the public state says of a round besides its engine's view (the controller publishes the same)."""
     return {
+        "v": 1,
         "round_id": round_.id,
         "table_id": round_.table_id,
         "number": round_.number,
-        "opened_at": round_.opened_at.isoformat(),
-        "betting_closes_at": round_.betting_closes_at.isoformat(),
-        "window_closes_at": round_.window_closes_at.isoformat() if round_.window_closes_at else None,
+        "opened_at": aware(round_.opened_at).isoformat(),
+        "betting_closes_at": aware(round_.betting_closes_at).isoformat(),
+        "window_closes_at": aware(round_.window_closes_at).isoformat() if round_.window_closes_at else None,
         "video_ref": round_.video_ref,
-    } | engines.view(session, round_)
+    }
+
+
+def _state(session: Session, engines: EngineCache, round_: Round) -> dict[str, Any]:
+    return state_header(round_) | engines.view(session, round_)
 
 
 def _summary(session: Session, round_: Round, player: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import json
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection, Row, Table, bindparam, insert, select, update
@@ -32,7 +32,7 @@ from services.games.pokdeng.transcript import result_to_dict
 from services.ledger import AccountKind, Ledger, StakeResult, idempotency, settle_round
 from services.ledger.ledger import Locked, validate_currency
 from services.observability import metrics
-from services.rounds.clock import Clock, SystemClock
+from services.rounds.clock import Clock, SystemClock, aware
 from services.rounds.engines import RECALCULATE, EngineCache, corrected
 from services.rounds.errors import (
     BettingClosedError,
@@ -217,7 +217,7 @@ class RoundService:
             for wager in wagers:
                 command = ev.PlaceWager(wager.id, wager.player, Side(wager.side), Position(wager.seat), wager.stake)
                 events += self._append(session, round_, engine, command, actor)
-            thresholds = self._thresholds(session, {w.player for w in wagers}, _aware(round_.opened_at))
+            thresholds = self._thresholds(session, {w.player for w in wagers}, aware(round_.opened_at))
             events += self._append(session, round_, engine, ev.CloseBetting(thresholds), actor)
             return Applied.of(round_, events, engine)
 
@@ -447,7 +447,7 @@ class RoundService:
         if round_ is None:
             raise NotFoundError(f"round {round_id!r} does not exist")
         now = self.clock.now()
-        if round_.phase != Phase.BETTING or now >= _aware(round_.betting_closes_at):
+        if round_.phase != Phase.BETTING or now >= aware(round_.betting_closes_at):
             raise BettingClosedError(f"round {round_id}: betting is closed (phase {round_.phase})")
         return round_, now
 
@@ -491,8 +491,8 @@ class RoundService:
 
     def _check_window(self, round_: Round, engine: PokDengRound) -> None:
         deadline = round_.window_closes_at
-        if deadline is not None and self.clock.now() >= _aware(deadline):
-            raise WindowClosedError(f"round {round_.id}: the window closed at {_aware(deadline).isoformat()}")
+        if deadline is not None and self.clock.now() >= aware(deadline):
+            raise WindowClosedError(f"round {round_.id}: the window closed at {aware(deadline).isoformat()}")
 
     def _thresholds(self, session: Session, players: set[str], before: datetime) -> dict[str, int]:
         """Each player's threshold as it stood at ``before`` (changes apply from the next round)."""
@@ -563,8 +563,3 @@ def _flow(round_: PokDengRound) -> list[tuple[str, str]]:
         elif isinstance(event, ev.RoundSettled):
             steps.append(("settled", str(event.result.early)))
     return steps
-
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite hands back naive datetimes; every moment we store is UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -20,7 +20,7 @@ import uvicorn
 from hardware.serial_shoe import Backoff, SerialShoe
 from hardware.sim import VirtualShoe
 from services.api.app import create_app
-from services.api.consoles import DealerViews
+from services.api.consoles import ViewRelay
 from services.api.notify import RoundNotifier
 from services.bus.broker import embedded_broker, write_url
 from services.controller.runner import Controller
@@ -106,7 +106,7 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
                 create_app(
                     engine,
                     notify=stack.enter_context(contextlib.closing(RoundNotifier(url))),
-                    dealer_views=stack.enter_context(contextlib.closing(DealerViews(url))),
+                    relay=stack.enter_context(contextlib.closing(ViewRelay(url))),
                 ),
                 host=config.api_host,
                 port=config.api_port,

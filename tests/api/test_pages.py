@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from services.api.app import create_app
-from services.api.consoles import DealerViews
+from services.api.consoles import ViewRelay
 from services.bus import topics
 from services.bus.client import connect, make_client
 from services.bus.messages import ControllerStatus, encode
@@ -44,10 +44,10 @@ def test_the_dealer_feed_needs_a_dealer_or_operator_and_a_broker(studio: Studio)
 
 def test_the_dealer_feed_relays_each_new_controller_view_and_ignores_junk(database: Engine, mqtt_url: str) -> None:
     table = f"c{time.monotonic_ns() % 10**9}"
-    views = DealerViews(mqtt_url)
+    views = ViewRelay(mqtt_url)
     publisher = make_client("")
     connect(publisher, mqtt_url)
-    app = create_app(database, dealer_views=views)
+    app = create_app(database, relay=views)
     players: PlayerService = app.state.services.players
     staff = {"Authorization": f"Bearer {players.register('pit', 'dealer')}"}
     operator = {"Authorization": f"Bearer {players.register('op', 'operator')}"}
@@ -96,7 +96,7 @@ def stream(client: TestClient, path: str, headers: dict[str, str]) -> list[dict[
 
 
 def test_a_table_moved_to_another_controller_is_online_while_any_controller_listing_it_is(mqtt_url: str) -> None:
-    views = DealerViews(mqtt_url)
+    views = ViewRelay(mqtt_url)
     try:
 
         def receive(topic: str, payload: bytes) -> None:

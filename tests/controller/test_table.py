@@ -13,11 +13,11 @@ from sqlalchemy import Engine, select
 from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck
 from services.cards import Card
 from services.controller.models import ShoeJournal
-from services.controller.table import DUE, ControllerSettings, TableController, _aware, reread_moved
+from services.controller.table import DUE, ControllerSettings, TableController, reread_moved
 from services.db import session_factory
 from services.games.pokdeng import AwaitingCard, AwaitingDecision, Phase, Position, Side
 from services.ledger.wallets import WalletService
-from services.rounds.clock import ManualClock
+from services.rounds.clock import ManualClock, aware
 from services.rounds.engines import load
 from services.rounds.errors import RoundError
 from services.rounds.models import Round
@@ -253,21 +253,21 @@ def test_the_next_deadline_is_the_open_window_or_the_end_of_the_result_pause(tab
     assert table.controller.next_deadline() == DUE  # no round yet: open one now
     table.tick(seconds=0)
     current = table.controller.current
-    assert current is not None and table.controller.next_deadline() == _aware(current.betting_closes_at)
+    assert current is not None and table.controller.next_deadline() == aware(current.betting_closes_at)
     table.tick(seconds=10)  # nobody bet: betting closes, the deal waits for cards (nothing timed)
     assert table.controller.next_deadline() is None
     table.scan("2H", "4H", "6H", "8D")  # banker 8 up: the insurance window opens when the second cards are in
     table.scan("3H", "5H", "7H", "9C")
     current = table.controller.current
     assert current is not None and current.phase == Phase.INSURANCE and current.window_closes_at is not None
-    assert table.controller.next_deadline() == _aware(current.window_closes_at)
+    assert table.controller.next_deadline() == aware(current.window_closes_at)
     table.tick(seconds=5)  # insurance closes; no bettors: every seat is decided at once
     thirds = iter(["9S", "TS", "JS"])
     while table.controller.current and isinstance(table.controller.current.engine.expecting, AwaitingCard):
         table.scan(next(thirds))  # third cards: seat C (3 points) draws by the table default, the banker may
     current = table.controller.current
     assert current is not None and current.engine.result is not None
-    assert table.controller.next_deadline() == _aware(current.finished_at) + timedelta(seconds=1)  # type: ignore[arg-type]
+    assert table.controller.next_deadline() == aware(current.finished_at) + timedelta(seconds=1)  # type: ignore[arg-type]
     table.controller.settings = ControllerSettings(SHOE, auto_open=False)
     assert table.controller.next_deadline() is None  # an operator opens the rounds
 

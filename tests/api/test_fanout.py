@@ -1,0 +1,197 @@
+"""The public-state fan-out: one source per process, every client served from memory, resume, heartbeats."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, event
+
+from services.api.app import create_app
+from services.api.consoles import ViewRelay
+from services.api.fanout import HEARTBEAT, Hub, Poller
+from services.bus import topics
+from services.bus.client import connect, make_client
+from services.rounds.players import PlayerService
+from tests.support import wait_until
+
+
+def data(frame: bytes) -> Any:
+    lines = frame.decode().splitlines()
+    return json.loads(next(line[len("data: ") :] for line in lines if line.startswith("data: ")))
+
+
+def frame_id(frame: bytes) -> str:
+    return next(line[len("id: ") :] for line in frame.decode().splitlines() if line.startswith("id: "))
+
+
+async def body(hub: Hub, key: str, **options: Any) -> AsyncIterator[bytes]:
+    response = hub.stream(key, **options)
+    async for chunk in response.body_iterator:
+        yield chunk if isinstance(chunk, bytes) else str(chunk).encode()
+
+
+def test_a_new_client_gets_the_latest_value_then_each_change_published_from_any_thread() -> None:
+    async def scenario() -> list[Any]:
+        hub = Hub()
+        hub.publish("T1", {"n": 1})
+        hub.publish("T1", {"n": 2})
+        frames = body(hub, "T1", changes=3)
+        received = [data(await anext(frames))]
+        threading.Thread(target=lambda: [hub.publish("T1", {"n": n}) for n in (3, 3, 4)]).start()
+        received += [data(frame) async for frame in frames]
+        return received
+
+    assert asyncio.run(scenario()) == [{"n": 2}, {"n": 3}, {"n": 4}], "the latest first; an unchanged value is not sent"
+
+
+def test_a_client_that_reconnects_gets_what_it_missed_and_nothing_it_had() -> None:
+    async def scenario() -> None:
+        hub = Hub()
+        for n in range(1, 4):
+            hub.publish("T1", {"n": n})
+        first = [frame async for frame in body(hub, "T1", changes=1)]
+        seen = frame_id(first[0])
+        assert data(first[0]) == {"n": 3}
+        for n in range(4, 7):
+            hub.publish("T1", {"n": n})
+        resumed = [data(frame) async for frame in body(hub, "T1", last_event_id=seen, changes=3)]
+        assert resumed == [{"n": 4}, {"n": 5}, {"n": 6}]
+        for n in range(7, 60):  # more than the hub keeps: the latest only
+            hub.publish("T1", {"n": n})
+        assert [data(frame) async for frame in body(hub, "T1", last_event_id=seen, changes=1)] == [{"n": 59}]
+        other = "0000.1"  # another process's ids mean nothing here
+        assert [data(frame) async for frame in body(hub, "T1", last_event_id=other, changes=1)] == [{"n": 59}]
+
+    asyncio.run(scenario())
+
+
+def test_an_idle_stream_sends_heartbeats_and_ends_when_no_longer_allowed() -> None:
+    async def scenario() -> list[bytes]:
+        hub = Hub()
+        hub.publish("T1", {"n": 1})
+        answers = iter([True, False])
+
+        async def allowed() -> bool:
+            return next(answers)
+
+        return [frame async for frame in body(hub, "T1", heartbeat_s=0.05, still_allowed=allowed)]
+
+    frames = asyncio.run(scenario())
+    assert [data(frames[0]), frames[1:]] == [{"n": 1}, [HEARTBEAT]]
+
+
+def test_without_a_broker_one_read_per_table_serves_every_client() -> None:
+    reads: list[str] = []
+
+    def read(key: str) -> dict[str, Any]:
+        reads.append(key)
+        return {"reads": len(reads) // 10}
+
+    async def scenario() -> list[list[Any]]:
+        hub = Hub()
+        poller = Poller(hub, read, interval_s=0.01)
+        hub.publish("T1", read("T1"))
+
+        async def client() -> list[Any]:
+            poller.watch("T1")
+            return [data(frame) async for frame in body(hub, "T1", changes=3)]
+
+        return await asyncio.gather(*(client() for _ in range(50)))
+
+    received = asyncio.run(scenario())
+    assert all(values == [{"reads": 0}, {"reads": 1}, {"reads": 2}] for values in received)
+    assert 20 <= len(reads) <= 40, "one read per tick for all 50 clients, not one per client"
+
+
+@pytest.mark.broker
+@pytest.mark.db
+def test_the_relay_fans_the_controller_state_out_without_a_database_read_per_change(
+    database: Engine, mqtt_url: str
+) -> None:
+    table = f"f{time.monotonic_ns() % 10**9}"
+    relay = ViewRelay(mqtt_url)
+    publisher = make_client("")
+    connect(publisher, mqtt_url)
+    app = create_app(database, relay=relay)
+    players: PlayerService = app.state.services.players
+    operator = {"Authorization": f"Bearer {players.register('op', 'operator')}"}
+    statements: list[str] = []
+    try:
+        relay.subscribed.wait(10)
+        wait_until(publisher.is_connected, 10, "the publisher to connect")
+        with TestClient(app) as client:
+            client.post("/v1/operator/tables", json={"id": table}, headers=operator)
+
+            def publish(n: int) -> None:
+                state = {"v": 1, "table_id": table, "round_id": f"{table}-1", "phase": "dealing", "n": n}
+                publisher.publish(topics.round_state(table), json.dumps(state), qos=1, retain=True).wait_for_publish(5)
+
+            publish(0)
+            wait_until(lambda: relay.state.value(table) is not None, 10, "the relayed state")
+            received: list[list[int]] = []
+
+            def watch() -> None:
+                with client.stream("GET", f"/v1/tables/{table}/state/stream?changes=4") as response:
+                    lines = [line for line in response.iter_lines() if line.startswith("data: ")]
+                received.append([json.loads(line[len("data: ") :])["n"] for line in lines])
+
+            watchers = [threading.Thread(target=watch) for _ in range(20)]
+            for watcher in watchers:
+                watcher.start()
+            wait_until(lambda: relay.state.feed(table).clients == 20, 10, "20 clients")
+            event.listen(database, "before_cursor_execute", lambda *args: statements.append(str(args[2])))
+            for n in range(1, 4):
+                publish(n)
+            for watcher in watchers:
+                watcher.join(10)
+        assert received == [[0, 1, 2, 3]] * 20
+        assert statements == [], "a change reaches every client from memory"
+    finally:
+        publisher.publish(topics.round_state(table), b"", qos=1, retain=True).wait_for_publish(5)
+        publisher.disconnect()
+        publisher.loop_stop()
+        relay.close()
+
+
+@pytest.mark.broker
+@pytest.mark.db
+def test_a_revoked_token_ends_its_open_dealer_stream(database: Engine, mqtt_url: str) -> None:
+    relay = ViewRelay(mqtt_url)
+    app = create_app(database, relay=relay)
+    players: PlayerService = app.state.services.players
+    operator = {"Authorization": f"Bearer {players.register('op', 'operator')}"}
+    dealer = {"Authorization": f"Bearer {players.register('pit', 'dealer')}"}
+    try:
+        with TestClient(app) as client:
+            client.post("/v1/operator/tables", json={"id": "R1"}, headers=operator)
+            ended = threading.Event()
+
+            def watch() -> None:
+                with client.stream("GET", "/v1/tables/R1/dealer/stream", headers=dealer) as response:
+                    assert response.status_code == 200
+                    for _ in response.iter_lines():
+                        pass
+                ended.set()
+
+            threading.Thread(target=watch, daemon=True).start()
+            wait_until(lambda: relay.dealer.feed("R1").clients == 1, 10, "the dealer's stream")
+            time.sleep(0.5)
+            assert not ended.is_set()
+            renewed = client.post("/v1/operator/players/pit/token", headers=operator)
+            assert renewed.status_code == 200 and renewed.json()["role"] == "dealer"
+            revoked_at = time.monotonic()
+            assert ended.wait(10), "the stream of a revoked token ends"
+            assert time.monotonic() - revoked_at < 5
+            assert client.get("/v1/tables/R1/dealer/stream", headers=dealer).status_code == 401
+            new = {"Authorization": f"Bearer {renewed.json()['token']}"}
+            with client.stream("GET", "/v1/tables/R1/dealer/stream?changes=1", headers=new) as response:
+                assert response.status_code == 200
+    finally:
+        relay.close()
