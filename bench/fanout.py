@@ -11,7 +11,9 @@ every process of the machine); a change's latency is arrival − publish.
 
 Figures: per change, the latency to the last client (p50/p99 over the changes) and over all
 deliveries; the API's CPU per change (its own user + system time over the changes, heartbeats
-included). Floor, in the same run and the same API process: the same change to one client.
+included); the same change to one client of the same API process. Floor, in the same run with the
+same clients: a bare asyncio server (no HTTP stack, no MQTT) writing each change, encoded once, to
+every connection — what the kernel's loopback TCP costs for N sockets on this machine.
 Loopback only; every loop is bounded in count and time. The last line is one JSON object.
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import multiprocessing
 import os
 import re
@@ -76,7 +79,12 @@ def serve(port: int, broker: str, database: str) -> None:
     import signal
 
     profiler = cProfile.Profile()
-    signal.signal(signal.SIGTERM, lambda *_: (profiler.dump_stats(profile), os._exit(0)))
+
+    def stop(*_: object) -> None:
+        profiler.dump_stats(profile)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
     profiler.enable()
     uvicorn.Server(config).run()
 
@@ -172,21 +180,72 @@ def state(n: int) -> bytes:
     hands = {seat: {"cards": ["5H", "TH", None], "points": None} for seat in ("A", "B", "C", "banker")}
     value = {"v": 1, "round_id": f"{TABLE}-1", "table_id": TABLE, "phase": "dealing", "n": n, "hands": hands}
     value["padding"] = "x" * max(0, 1000 - len(json.dumps(value)))
-    return json.dumps(value).encode()
+    return json.dumps(value, separators=(",", ":")).encode()
 
 
-def measure(
-    port: int, broker_url: str, api_pid: int, clients: int, procs: int, changes: int, first: int
-) -> dict[str, Any]:
-    from services.bus import topics
-    from services.bus.client import connect, make_client
+class Publisher:
+    """Changes for the API: retained public states on the table's MQTT topic, as a controller publishes them."""
 
-    publisher = make_client("")
-    connect(publisher, broker_url)
-    deadline = time.monotonic() + 10
-    while not publisher.is_connected() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    publisher.publish(topics.round_state(TABLE), state(first - 1), qos=1, retain=True).wait_for_publish(5)
+    def __init__(self, broker_url: str) -> None:
+        from services.bus import topics
+        from services.bus.client import connect, make_client
+
+        self.topic = topics.round_state(TABLE)
+        self.client = make_client("")
+        connect(self.client, broker_url)
+        deadline = time.monotonic() + 10
+        while not self.client.is_connected() and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    def __call__(self, n: int) -> None:
+        self.client.publish(self.topic, state(n), qos=1, retain=True).wait_for_publish(5)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def raw_server(port: int, pipe: Any) -> None:
+    """The floor: a bare asyncio server writing each change's chunk to every connection, no HTTP stack.
+
+    It answers each connection at once with the response head and the latest frame, then writes
+    every change — encoded once — to every transport; ``pipe`` brings the change numbers.
+    """
+    raise_file_limit()
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+    def chunk(n: int) -> bytes:
+        frame = b"data: " + state(n) + b"\n\n"
+        return b"%x\r\n%s\r\n" % (len(frame), frame)
+
+    async def main() -> None:
+        transports: list[asyncio.Transport] = []
+        latest = [b""]
+
+        class Stream(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                assert isinstance(transport, asyncio.Transport)
+                transports.append(transport)
+                transport.write(head + latest[0])
+
+        server = await asyncio.get_running_loop().create_server(Stream, "127.0.0.1", port, backlog=16384)
+        async with server:
+            while (n := await asyncio.to_thread(pipe.recv)) is not None:
+                latest[0] = chunk(n)
+                for transport in transports:
+                    transport.write(latest[0])
+
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # writes to clients that left at the end
+    try:
+        import uvloop  # the API's loop too (uvicorn[standard])
+    except ImportError:
+        asyncio.run(main())
+    else:
+        uvloop.run(main())
+
+
+def measure(port: int, change: Any, pid: int, clients: int, procs: int, changes: int, first: int) -> dict[str, Any]:
+    change(first - 1)
     per_proc = [clients // procs + (1 if index < clients % procs else 0) for index in range(procs)]
     pipes = []
     workers = []
@@ -203,13 +262,13 @@ def measure(
         print(f"only {connected} of {clients} clients connected", file=sys.stderr)
     time.sleep(1.0)
     published: dict[int, float] = {}
-    cpu_before = cpu_seconds(api_pid)
+    cpu_before = cpu_seconds(pid)
     for n in range(first, first + changes):
         published[n] = time.monotonic()
-        publisher.publish(topics.round_state(TABLE), state(n), qos=1, retain=True).wait_for_publish(5)
+        change(n)
         time.sleep(max(0.0, published[n] + 1.0 - time.monotonic()))
     time.sleep(1.0)
-    cpu = cpu_seconds(api_pid) - cpu_before
+    cpu = cpu_seconds(pid) - cpu_before
     for pipe in pipes:
         pipe.send("stop")
     arrivals: dict[int, list[float]] = {}
@@ -218,8 +277,6 @@ def measure(
             arrivals.setdefault(n, []).extend(times)
     for worker in workers:
         worker.join(30)
-    publisher.disconnect()
-    publisher.loop_stop()
     reached = [n for n in published if connected and len(arrivals.get(n, [])) == connected]
     last = [(max(arrivals[n]) - published[n]) * 1000 for n in reached]
     every = sorted((t - published[n]) * 1000 for n in published for t in arrivals.get(n, []))
@@ -251,33 +308,55 @@ def main() -> None:
         port = free_port()
         database = f"sqlite:///{scratch}/fanout.db"
         api = subprocess.Popen([sys.executable, __file__, "--serve", str(port), url, database])
+        publisher = Publisher(url)
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline or api.poll() is not None:
-                        raise SystemExit("the API did not start") from None
-                    time.sleep(0.2)
-            floor = measure(port, url, api.pid, 1, 1, min(args.changes, 10), first=1)
-            print(f"floor, 1 client: {floor}", flush=True)
-            full = measure(port, url, api.pid, args.clients, args.client_procs, args.changes, first=1000)
-            print(f"{args.clients} clients: {full}", flush=True)
+            wait_for_port(port, api)
+            one = measure(port, publisher, api.pid, 1, 1, min(args.changes, 10), first=1)
+            print(f"API, 1 client: {one}", flush=True)
+            full = measure(port, publisher, api.pid, args.clients, args.client_procs, args.changes, first=1000)
+            print(f"API, {args.clients} clients: {full}", flush=True)
         finally:
+            publisher.close()
             api.terminate()
             api.wait(10)
+    raw_port = free_port()
+    commands, server_end = multiprocessing.Pipe()
+    raw = multiprocessing.Process(target=raw_server, args=(raw_port, server_end))
+    raw.start()
+    try:
+        wait_for_port(raw_port, None)
+        floor = measure(raw_port, commands.send, raw.pid or 0, args.clients, args.client_procs, args.changes, 1000)
+        print(f"bare sockets, {args.clients} clients: {floor}", flush=True)
+    finally:
+        commands.send(None)
+        raw.join(10)
     figures = {
-        **{f"{key}": value for key, value in full.items()},
-        "floor_one_client_p50_ms": floor["last_client_p50_ms"],
-        "floor_one_client_p99_ms": floor["last_client_p99_ms"],
-        "floor_api_cpu_ms_per_change": floor["api_cpu_ms_per_change"],
-        "p99_ratio_to_floor": round(full["last_client_p99_ms"] / floor["last_client_p99_ms"], 1)
-        if full["last_client_p99_ms"] and floor["last_client_p99_ms"]
-        else None,
+        **full,
+        "one_client_p50_ms": one["last_client_p50_ms"],
+        "one_client_p99_ms": one["last_client_p99_ms"],
+        "floor_bare_sockets_last_client_p50_ms": floor["last_client_p50_ms"],
+        "floor_bare_sockets_last_client_p99_ms": floor["last_client_p99_ms"],
+        "floor_bare_sockets_cpu_ms_per_change": floor["api_cpu_ms_per_change"],
+        "p99_ratio_to_floor": _ratio(full["last_client_p99_ms"], floor["last_client_p99_ms"]),
+        "cpu_ratio_to_floor": _ratio(full["api_cpu_ms_per_change"], floor["api_cpu_ms_per_change"]),
     }
     print(json.dumps(figures))
+
+
+def _ratio(value: float | None, floor: float | None) -> float | None:
+    return round(value / floor, 2) if value and floor else None
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes] | None) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline or (process is not None and process.poll() is not None):
+                raise SystemExit(f"nothing listens on port {port}") from None
+            time.sleep(0.2)
 
 
 if __name__ == "__main__":

@@ -18,11 +18,12 @@ from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import Engine, text
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Receive, Scope, Send
 
 from services.api import operator_routes, page_routes, player_routes
 from services.api.consoles import ViewRelay
 from services.api.deps import Services
-from services.api.fanout import Poller
+from services.api.fanout import RAW_SEND, Poller
 from services.cards import CardError
 from services.db import session_factory
 from services.db.engine import POOL_SIZE
@@ -99,7 +100,7 @@ def create_app(
         anyio.to_thread.current_default_thread_limiter().total_tokens = threads
         yield
 
-    app = FastAPI(
+    app = StudioAPI(
         title="studio",
         version="1",
         summary="Live-dealer card studio: player betting API, operator tools.",
@@ -147,6 +148,15 @@ def create_app(
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     return app
+
+
+class StudioAPI(FastAPI):
+    """FastAPI that hands the server's own ``send`` down in the scope, for the stream fan-out's direct writes."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            scope["extensions"] = {**(scope.get("extensions") or {}), RAW_SEND: send}
+        await super().__call__(scope, receive, send)
 
 
 def _handler(status: int, code: str) -> Callable[[Request, Exception], Awaitable[JSONResponse]]:

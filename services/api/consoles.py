@@ -24,6 +24,7 @@ from services.bus.client import connect, make_client
 from services.bus.messages import ControllerStatus, decode
 
 log = logging.getLogger("studio.api")
+RECHECK_S = 2.0  # a dealer stream re-checks its token this often (and sends a heartbeat)
 
 
 class ViewRelay:
@@ -35,7 +36,7 @@ class ViewRelay:
 
     def __init__(self, url: str) -> None:
         self.state = Hub()
-        self.dealer = Hub()
+        self.dealer = Hub(heartbeat_s=RECHECK_S)  # a dealer's token is checked again at each heartbeat
         self._lock = threading.Lock()
         self._views: dict[str, dict[str, Any]] = {}
         self._controllers: dict[str, tuple[str, list[str]]] = {}  # controller → (state, its tables)

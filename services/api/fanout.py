@@ -3,62 +3,90 @@
 Each API process keeps one ``Hub`` per feed (the public round state, the dealer console view). A
 source — the process's one MQTT subscription to the controllers' retained views, or, for an API
 running without a broker, one database poller per watched table — publishes each table's value
-into the hub from any thread. The hub encodes the SSE frame once per change and wakes every client
-of that table; a client costs no database read and no broker subscription.
+into the hub from any thread. The hub encodes the SSE frame once per change and writes it to every
+client of the table in one pass on the event loop: no task wakes per client, no database read.
+
+Under uvicorn (``StudioAPI`` hands the server's own ``send`` down in the scope) a frame goes straight
+to each client's transport, chunk-encoded once per change for all of them; a client whose unsent
+bytes pass ``SLOW_CLIENT_BYTES`` is ended — it reconnects with ``Last-Event-ID`` and gets what it
+missed. Elsewhere (the test client, another server) each frame goes through the client's ASGI
+``send``, which almost always completes at once; when it cannot, that one send finishes in a task
+of its own, the pass goes on to the others, and the slow client catches up once it completes.
 
 Frames carry ids ``<epoch>.<seq>``; a client that reconnects with ``Last-Event-ID`` gets the frames
 it missed while they are still among the last ``RESUME_FRAMES`` (else the latest value), nothing
-again that it already had. A comment line is sent every ``heartbeat_s`` so proxies keep the
-connection and dead clients are found.
+again that it already had. A comment line goes to every client each ``heartbeat_s`` so proxies keep
+the connection; a stream with ``still_allowed`` (a login) is asked then too and ends when it says no.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from fastapi.responses import StreamingResponse
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 RESUME_FRAMES = 32
 HEARTBEAT_S = 15.0
 HEARTBEAT = b": heartbeat\n\n"
 IDLE_TICKS = 4  # a poller stops after this many reads with no client
+SLOW_CLIENT_BYTES = 256 * 1024  # a client with this much unsent is ended (it reconnects and resumes)
+RAW_SEND = "studio.raw_send"  # scope["extensions"] key: the server's own send (see StudioAPI)
+HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-store"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+@dataclass(eq=False)
+class Client:
+    send: Send
+    seen: int  # the seq of the last frame it has
+    remaining: int  # data frames still to send before the stream ends
+    closed: asyncio.Future[None]
+    still_allowed: Callable[[], Awaitable[bool]] | None = None
+    busy: asyncio.Task[None] | None = None  # a send that could not complete at once
+    transport: Any = None  # uvicorn's transport of a chunk-encoded response: frames are written to it directly
+
+    def close(self) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
 
 
 @dataclass
 class Feed:
-    """One table's frames: the last few, newest last, and the event its clients wait on."""
+    """One table's frames (the last few, newest last) and the clients streaming it."""
 
+    key: str
     frames: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=RESUME_FRAMES))
     value: Any = None
     seq: int = 0
-    clients: int = 0
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def wake(self) -> None:
-        """On the event loop: wake every waiting client, then wait on a fresh event."""
-        changed, self.changed = self.changed, asyncio.Event()
-        changed.set()
+    clients: set[Client] = field(default_factory=set)
 
 
 class Hub:
     """Latest values by key (a table), published from any thread and streamed on the event loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, heartbeat_s: float = HEARTBEAT_S) -> None:
         self.epoch = uuid.uuid4().hex[:8]
+        self.heartbeat_s = heartbeat_s
         self._lock = threading.Lock()
         self._feeds: dict[str, Feed] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
 
     def feed(self, key: str) -> Feed:
         with self._lock:
-            return self._feeds.setdefault(key, Feed())
+            return self._feeds.setdefault(key, Feed(key))
 
     def value(self, key: str) -> Any:
         with self._lock:
@@ -68,7 +96,7 @@ class Hub:
     def publish(self, key: str, value: Any) -> None:
         """A new value for ``key`` (any thread); an unchanged value sends nothing."""
         with self._lock:
-            feed = self._feeds.setdefault(key, Feed())
+            feed = self._feeds.setdefault(key, Feed(key))
             if value == feed.value:
                 return
             feed.seq += 1
@@ -77,18 +105,13 @@ class Hub:
             feed.value = value
             loop = self._loop
         if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(feed.wake)
+            loop.call_soon_threadsafe(self._broadcast, feed)
 
     def missed(self, key: str, seen: int) -> tuple[int, list[bytes]]:
         """The frames after ``seen`` (all of them, or just the latest if ``seen`` is too old), and the seq now."""
         with self._lock:
             feed = self._feeds.get(key)
-            if feed is None or not feed.frames or seen == feed.seq:
-                return seen, []
-            oldest = feed.frames[0][0]
-            if seen and oldest - 1 <= seen < feed.seq:  # 0: a new client, which starts from the latest
-                return feed.seq, [frame for seq, frame in feed.frames if seq > seen]
-            return feed.seq, [feed.frames[-1][1]]
+            return (seen, []) if feed is None else _missed(feed, seen)
 
     def resume_point(self, last_event_id: str | None) -> int:
         """The seq a client already has, from its ``Last-Event-ID`` (0: nothing, or another process's id)."""
@@ -101,68 +124,220 @@ class Hub:
         *,
         last_event_id: str | None = None,
         changes: int = 1_000_000,
-        heartbeat_s: float = HEARTBEAT_S,
         still_allowed: Callable[[], Awaitable[bool]] | None = None,
-    ) -> StreamingResponse:
+    ) -> Response:
         """SSE of ``key``: what the client missed (or the latest value), then every change.
 
-        Ends after ``changes`` data frames, when the client goes away (Starlette cancels the
-        generator), or when ``still_allowed()`` — asked at every heartbeat — answers False.
+        Ends after ``changes`` data frames, when the client goes away, or when ``still_allowed()``
+        — asked at every heartbeat — answers False.
         """
-        self._loop = asyncio.get_running_loop()
-        feed = self.feed(key)
-        seen = self.resume_point(last_event_id)
+        return _FeedResponse(self, key, self.resume_point(last_event_id), changes, still_allowed)
 
-        async def frames() -> AsyncIterator[bytes]:
-            nonlocal seen
-            sent = 0
-            feed.clients += 1
+    # --- on the event loop ------------------------------------------------------------------
+
+    def _bind(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._loop is loop:
+            return
+        with self._lock:
+            self._loop = loop
+            for feed in self._feeds.values():
+                feed.clients.clear()  # clients of a loop that has ended
+        self._heartbeat = loop.create_task(self._heartbeats(loop))  # kept: the loop holds tasks weakly
+
+    def _broadcast(self, feed: Feed) -> None:
+        with self._lock:
+            seq, latest = feed.seq, feed.frames[-1][1] if feed.frames else b""
+        shared = _chunk(latest)  # the one new frame, chunk-encoded once for every client up to date
+        for client in list(feed.clients):
+            direct = client.transport is not None and client.busy is None and client.remaining > 0
+            if direct and client.seen == seq - 1 and not client.closed.done():
+                client.seen = seq
+                client.remaining -= 1
+                self._write(client, shared)
+                if client.remaining <= 0:
+                    client.close()
+            else:
+                self._deliver(feed, client)
+
+    def _deliver(self, feed: Feed, client: Client) -> None:
+        if client.busy is not None or client.closed.done():
+            return  # it catches up when its pending send completes
+        with self._lock:
+            client.seen, frames = _missed(feed, client.seen)
+        frames = frames[: client.remaining]
+        if not frames:
+            return
+        client.remaining -= len(frames)
+        self._send(feed, client, b"".join(frames))
+        if client.remaining <= 0:
+            client.close()
+
+    def _write(self, client: Client, chunk: bytes) -> None:
+        transport = client.transport
+        if transport.is_closing() or transport.get_write_buffer_size() > SLOW_CLIENT_BYTES:
+            client.close()
+        else:
+            transport.write(chunk)
+
+    def _send(self, feed: Feed, client: Client, body: bytes) -> None:
+        """Send ``body`` now; if the send must wait, let it finish in a task and catch up afterwards."""
+        if client.transport is not None:
+            self._write(client, _chunk(body))
+            return
+        sending = client.send({"type": "http.response.body", "body": body, "more_body": True})
+        if isinstance(sending, Coroutine):
             try:
-                while True:
-                    changed = feed.changed  # taken before looking, so a change after the look wakes us
-                    seen, fresh = self.missed(key, seen)
-                    for frame in fresh[: changes - sent]:
-                        yield frame
-                        sent += 1
-                    if sent >= changes:
-                        return
-                    if fresh:
-                        continue
-                    try:
-                        async with asyncio.timeout(heartbeat_s):  # no task per wait, unlike wait_for
-                            await changed.wait()
-                    except TimeoutError:
-                        if still_allowed is not None and not await still_allowed():
-                            return
-                        yield HEARTBEAT
-            finally:
-                feed.clients -= 1
+                waiting_on = sending.send(None)
+            except StopIteration:
+                return
+            except Exception:  # the connection is gone: its request ends
+                client.close()
+                return
+            client.busy = asyncio.get_running_loop().create_task(_finish(sending, waiting_on))
+        else:
+            client.busy = asyncio.ensure_future(_awaited(sending))
 
-        return StreamingResponse(
-            frames(),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        )
+        def done(task: asyncio.Task[None]) -> None:
+            client.busy = None
+            if task.cancelled() or task.exception() is not None:
+                client.close()
+            else:
+                self._deliver(feed, client)
+
+        client.busy.add_done_callback(done)
+
+    async def _heartbeats(self, loop: asyncio.AbstractEventLoop) -> None:
+        while self._loop is loop:
+            await asyncio.sleep(self.heartbeat_s)
+            with self._lock:
+                feeds = list(self._feeds.values())
+            clients = [(feed, client) for feed in feeds for client in list(feed.clients)]
+            await asyncio.gather(*(_check(c, c.still_allowed) for _, c in clients if c.still_allowed is not None))
+            for feed, client in clients:
+                if client.busy is None and not client.closed.done():
+                    self._send(feed, client, HEARTBEAT)
+
+
+def _chunk(body: bytes) -> bytes:
+    """``body`` as one chunk of HTTP/1.1 chunked transfer encoding."""
+    return b"%x\r\n%s\r\n" % (len(body), body)
+
+
+def _server_transport(scope: Scope) -> Any:
+    """uvicorn's transport for this response, if the response is chunk-encoded by uvicorn; else None."""
+    cycle = getattr(scope.get("extensions", {}).get(RAW_SEND), "__self__", None)
+    if (
+        not type(cycle).__module__.startswith("uvicorn.protocols.http.")
+        or getattr(cycle, "chunked_encoding", 0) is not True
+    ):
+        return None
+    transport = getattr(cycle, "transport", None)
+    needed = ("write", "is_closing", "get_write_buffer_size")
+    return transport if all(hasattr(transport, name) for name in needed) else None
+
+
+def _missed(feed: Feed, seen: int) -> tuple[int, list[bytes]]:
+    if not feed.frames or seen == feed.seq:
+        return seen, []
+    oldest = feed.frames[0][0]
+    if seen and oldest - 1 <= seen < feed.seq:  # 0: a new client, which starts from the latest
+        return feed.seq, [frame for seq, frame in feed.frames if seq > seen]
+    return feed.seq, [feed.frames[-1][1]]
+
+
+async def _awaited(awaitable: Awaitable[None]) -> None:
+    await awaitable
+
+
+async def _check(client: Client, still_allowed: Callable[[], Awaitable[bool]]) -> None:
+    if not await still_allowed():
+        client.close()
+
+
+class _Resumed:
+    """An awaitable that goes on with a coroutine already started by hand and now waiting on ``pending``.
+
+    ``Hub._send`` starts each send by hand so that the usual case — done at once — costs no task.
+    When a send must wait, its driving task awaits this: it first yields the future the coroutine
+    is blocked on (as the coroutine itself would have), then delegates the rest to it.
+    """
+
+    def __init__(self, coroutine: Coroutine[Any, Any, None], pending: Any) -> None:
+        self.coroutine = coroutine
+        self.pending = pending
+
+    def __await__(self) -> Generator[Any, None, None]:
+        try:
+            yield self.pending
+        except BaseException:
+            self.coroutine.close()
+            raise
+        yield from self.coroutine.__await__()
+
+
+async def _finish(coroutine: Coroutine[Any, Any, None], pending: Any) -> None:
+    await _Resumed(coroutine, pending)
+
+
+async def _until_disconnect(receive: Receive, client: Client) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    client.close()
+
+
+class _FeedResponse(Response):
+    """One client's stream: registered with its feed until it ends, fed by the hub's passes."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        key: str,
+        seen: int,
+        changes: int,
+        still_allowed: Callable[[], Awaitable[bool]] | None,
+    ) -> None:
+        super().__init__(media_type="text/event-stream")
+        self.hub, self.key, self.seen, self.changes, self.still_allowed = hub, key, seen, changes, still_allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        hub = self.hub
+        hub._bind()
+        await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
+        client = Client(send, self.seen, self.changes, asyncio.get_running_loop().create_future(), self.still_allowed)
+        client.transport = _server_transport(scope)
+        feed = hub.feed(self.key)
+        feed.clients.add(client)
+        listener = asyncio.create_task(_until_disconnect(receive, client))
+        try:
+            hub._deliver(feed, client)
+            await client.closed
+        finally:
+            feed.clients.discard(client)
+            listener.cancel()
+        if client.busy is not None:
+            await asyncio.wait([client.busy])
+        with contextlib.suppress(OSError):  # the server ignores a send to a client that left
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 class Poller:
     """The source for an API without a broker: one database read per watched key every ``interval_s``.
 
-    The read runs while the key has clients, whatever their number; it stops with the last one.
+    The read runs while the key has clients, whatever their number; it stops shortly after the last one.
     """
 
     def __init__(self, hub: Hub, read: Callable[[str], Any], interval_s: float) -> None:
         self.hub = hub
         self.read = read
         self.interval_s = interval_s
-        self._running: set[str] = set()
+        self._running: dict[str, asyncio.Task[None]] = {}  # kept: the loop holds tasks weakly
 
     def watch(self, key: str) -> None:
         """Start polling ``key`` on the running loop, unless it is polled already."""
         if key in self._running:
             return
-        self._running.add(key)
-        asyncio.get_running_loop().create_task(self._poll(key))
+        self._running[key] = asyncio.get_running_loop().create_task(self._poll(key))
 
     async def _poll(self, key: str) -> None:
         feed = self.hub.feed(key)
@@ -170,7 +345,7 @@ class Poller:
         try:
             while True:
                 await asyncio.sleep(self.interval_s)
-                idle = idle + 1 if feed.clients == 0 else 0
+                idle = idle + 1 if not feed.clients else 0
                 if idle >= IDLE_TICKS:  # a client just let in may not have started reading yet
                     return
                 try:
@@ -179,4 +354,4 @@ class Poller:
                     continue
                 self.hub.publish(key, value)
         finally:
-            self._running.discard(key)
+            self._running.pop(key, None)

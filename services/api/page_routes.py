@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query
-from fastapi.responses import FileResponse, StreamingResponse
+from fastapi.responses import FileResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials
 
 from services.api.deps import CurrentStaff, ServicesDep, bearer
@@ -21,7 +21,6 @@ from services.rounds import queries
 from services.rounds.errors import AuthError, RoundError
 
 PAGES = Path(__file__).parent / "pages"
-RECHECK_S = 2.0  # a dealer stream re-checks its token this often (and sends a heartbeat)
 WAITING = "the round controller (no dealer view yet)"
 
 pages = APIRouter(include_in_schema=False)
@@ -57,7 +56,7 @@ async def dealer_stream(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     changes: Annotated[int, Query(ge=1, le=100_000)] = 100_000,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=64)] = None,
-) -> StreamingResponse:
+) -> Response:
     """The dealer console view of a table as Server-Sent Events (dealers and operators): the next card to
     deal, the cards scanned (a face-down card only as ``received``), deck count, alerts, pauses.
 
@@ -77,6 +76,4 @@ async def dealer_stream(
             return False
         return identity.role == staff.role
 
-    return relay.dealer.stream(
-        table_id, last_event_id=last_event_id, changes=changes, heartbeat_s=RECHECK_S, still_allowed=still_allowed
-    )
+    return relay.dealer.stream(table_id, last_event_id=last_event_id, changes=changes, still_allowed=still_allowed)

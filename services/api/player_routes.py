@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from services.api.deps import CurrentPlayer, IdempotencyKey, ServicesDep
 from services.api.schemas import (
@@ -122,7 +122,7 @@ async def stream_state(
     services: ServicesDep,
     changes: Annotated[int, Query(ge=1, le=100_000)] = 100_000,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=64)] = None,
-) -> StreamingResponse:
+) -> Response:
     """The table's public round state as Server-Sent Events: one ``data:`` frame per change (no login needed).
 
     Only revealed information, like the overlay: the banker's face-down card is absent until its reveal.

@@ -32,9 +32,29 @@ def frame_id(frame: bytes) -> str:
 
 
 async def body(hub: Hub, key: str, **options: Any) -> AsyncIterator[bytes]:
+    """Drive one client's ASGI response and yield its frames (a heartbeat is a frame too)."""
     response = hub.stream(key, **options)
-    async for chunk in response.body_iterator:
-        yield chunk if isinstance(chunk, bytes) else str(chunk).encode()
+    chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
+    gone = asyncio.Event()
+
+    async def receive() -> dict[str, Any]:
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            chunks.put_nowait(message["body"] or None if not message.get("more_body") else message["body"])
+            if not message.get("more_body"):
+                chunks.put_nowait(None)
+
+    task = asyncio.create_task(response({"type": "http"}, receive, send))
+    try:
+        while (chunk := await chunks.get()) is not None:
+            for frame in chunk.split(b"\n\n")[:-1]:
+                yield frame + b"\n\n"
+    finally:
+        gone.set()
+        await task
 
 
 def test_a_new_client_gets_the_latest_value_then_each_change_published_from_any_thread() -> None:
@@ -74,17 +94,52 @@ def test_a_client_that_reconnects_gets_what_it_missed_and_nothing_it_had() -> No
 
 def test_an_idle_stream_sends_heartbeats_and_ends_when_no_longer_allowed() -> None:
     async def scenario() -> list[bytes]:
-        hub = Hub()
+        hub = Hub(heartbeat_s=0.05)
         hub.publish("T1", {"n": 1})
         answers = iter([True, False])
 
         async def allowed() -> bool:
             return next(answers)
 
-        return [frame async for frame in body(hub, "T1", heartbeat_s=0.05, still_allowed=allowed)]
+        return [frame async for frame in body(hub, "T1", still_allowed=allowed)]
 
     frames = asyncio.run(scenario())
     assert [data(frames[0]), frames[1:]] == [{"n": 1}, [HEARTBEAT]]
+
+
+def test_a_slow_client_holds_nobody_up_and_catches_up_with_what_it_missed() -> None:
+    async def scenario() -> tuple[list[Any], list[Any]]:
+        hub = Hub()
+        hub.publish("T1", {"n": 0})
+        gate = asyncio.Event()
+        slow: list[bytes] = []
+
+        async def slow_send(message: dict[str, Any]) -> None:
+            if message.get("body") and slow:  # the first frame goes through; then the socket is full
+                await gate.wait()
+            if message.get("body"):
+                slow.append(message["body"])
+
+        gone = asyncio.Event()
+
+        async def receive() -> dict[str, Any]:
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        slow_task = asyncio.create_task(hub.stream("T1", changes=4)({"type": "http"}, receive, slow_send))
+        fast = body(hub, "T1", changes=4)
+        received = [data(await anext(fast))]
+        for n in (1, 2, 3):
+            hub.publish("T1", {"n": n})
+            received.append(data(await anext(fast)))
+        gate.set()
+        await asyncio.wait_for(slow_task, 5)
+        frames = [frame + b"\n\n" for chunk in slow for frame in chunk.split(b"\n\n")[:-1]]
+        return received, [data(frame) for frame in frames]
+
+    fast, slow = asyncio.run(scenario())
+    assert fast == [{"n": 0}, {"n": 1}, {"n": 2}, {"n": 3}], "the fast client is not held up"
+    assert slow == [{"n": 0}, {"n": 1}, {"n": 2}, {"n": 3}], "the slow one gets every frame, in order"
 
 
 def test_without_a_broker_one_read_per_table_serves_every_client() -> None:
@@ -145,7 +200,7 @@ def test_the_relay_fans_the_controller_state_out_without_a_database_read_per_cha
             watchers = [threading.Thread(target=watch) for _ in range(20)]
             for watcher in watchers:
                 watcher.start()
-            wait_until(lambda: relay.state.feed(table).clients == 20, 10, "20 clients")
+            wait_until(lambda: len(relay.state.feed(table).clients) == 20, 10, "20 clients")
             event.listen(database, "before_cursor_execute", lambda *args: statements.append(str(args[2])))
             for n in range(1, 4):
                 publish(n)
@@ -181,7 +236,7 @@ def test_a_revoked_token_ends_its_open_dealer_stream(database: Engine, mqtt_url:
                 ended.set()
 
             threading.Thread(target=watch, daemon=True).start()
-            wait_until(lambda: relay.dealer.feed("R1").clients == 1, 10, "the dealer's stream")
+            wait_until(lambda: len(relay.dealer.feed("R1").clients) == 1, 10, "the dealer's stream")
             time.sleep(0.5)
             assert not ended.is_set()
             renewed = client.post("/v1/operator/players/pit/token", headers=operator)
@@ -195,3 +250,57 @@ def test_a_revoked_token_ends_its_open_dealer_stream(database: Engine, mqtt_url:
                 assert response.status_code == 200
     finally:
         relay.close()
+
+
+@pytest.mark.db
+def test_under_uvicorn_frames_go_straight_to_each_connection_and_resume_by_id(database: Engine) -> None:
+    """The production path: uvicorn serves, the hub writes chunk-encoded frames to the transports itself."""
+    import httpx
+    import uvicorn
+
+    from tests.conftest import free_port
+
+    app = create_app(database)
+    players: PlayerService = app.state.services.players
+    operator = {"Authorization": f"Bearer {players.register('op', 'operator')}"}
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: server.started, 10, "uvicorn")
+        with httpx.Client(base_url=base, timeout=10) as client:
+            client.post("/v1/operator/tables", json={"id": "U1"}, headers=operator)
+            round_id = client.post("/v1/operator/tables/U1/rounds", json={}, headers=operator).json()["round_id"]
+            received: list[list[tuple[str, str]]] = []
+
+            def watch() -> None:
+                frames: list[tuple[str, str]] = []
+                with client.stream("GET", "/v1/tables/U1/state/stream?changes=2") as response:
+                    event_id = ""
+                    for line in response.iter_lines():
+                        if line.startswith("id: "):
+                            event_id = line[len("id: ") :]
+                        elif line.startswith("data: "):
+                            frames.append((event_id, json.loads(line[len("data: ") :])["phase"]))
+                received.append(frames)
+
+            watchers = [threading.Thread(target=watch) for _ in range(3)]
+            for watcher in watchers:
+                watcher.start()
+            feed = app.state.services.states.feed("U1")
+            wait_until(lambda: len(feed.clients) == 3, 10, "three clients")
+            assert all(c.transport is not None for c in feed.clients), "uvicorn's transports are written directly"
+            client.post(f"/v1/operator/rounds/{round_id}/close-betting", headers=operator)
+            for watcher in watchers:
+                watcher.join(10)
+            assert [[phase for _, phase in frames] for frames in received] == [["betting", "dealing"]] * 3
+            first_id = received[0][0][0]
+            headers = {"Last-Event-ID": first_id}
+            with client.stream("GET", "/v1/tables/U1/state/stream?changes=1", headers=headers) as response:
+                resumed = [json.loads(line[6:])["phase"] for line in response.iter_lines() if line.startswith("data: ")]
+            assert resumed == ["dealing"], "a client that had 'betting' gets only what it missed"
+    finally:
+        server.should_exit = True
+        thread.join(10)
