@@ -6,13 +6,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from services.cli import api, cards, controller, demo, replay, shoe, tienlen, up
+from services.cli import api, cards, controller, demo, maubinh, replay, shoe, tienlen, up
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="studio", description="Live-dealer card studio backend.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (replay, tienlen, demo, up, api, shoe, cards, controller):
+    for module in (replay, tienlen, maubinh, demo, up, api, shoe, cards, controller):
         module.register(commands)
     return parser
 
