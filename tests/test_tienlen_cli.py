@@ -118,3 +118,14 @@ def test_the_installed_command_reads_stdin() -> None:
         timeout=60,
     )
     assert (done.returncode, json.loads(done.stdout), done.stderr) == (0, EXPECTED, "")
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(tmp_path: Path) -> None:
+    """``studio … | head -c 1``: the output pipe closes early (more output than a pipe holds); no traceback."""
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps([EXAMPLE] * 500))
+    command = [sys.executable, "-m", "services.cli", "tienlen", "replay", str(path)]
+    done = subprocess.run(
+        f"{' '.join(command)} | head -c 1", shell=True, capture_output=True, text=True, check=False, timeout=60
+    )
+    assert done.stdout == "[" and "Traceback" not in done.stderr
