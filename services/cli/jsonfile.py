@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,3 +27,20 @@ def load(path: str) -> Any:
         raise JsonFileError(f"{path}: not valid JSON: {error}") from None
     except RecursionError:
         raise JsonFileError(f"{path}: JSON nested too deeply") from None
+
+
+def mirror(path: str, prog: str, answer: Callable[[Any], dict[str, Any]]) -> int:
+    """Answer the document in ``path`` — one object, or each of a list, the output mirroring it — as JSON.
+
+    ``answer`` gives a result or ``{"error": …}``; the exit status is 1 if any answer is an error (or the
+    file cannot be read, said in one line on stderr), else 0.
+    """
+    try:
+        document = load(path)
+    except JsonFileError as error:
+        print(f"{prog}: {error}", file=sys.stderr)
+        return 1
+    answers = [answer(item) for item in document] if isinstance(document, list) else [answer(document)]
+    json.dump(answers if isinstance(document, list) else answers[0], sys.stdout, indent=2, ensure_ascii=False)
+    print()
+    return 1 if any("error" in item for item in answers) else 0

@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from services.cli.jsonfile import JsonFileError, load
+from services.cli.jsonfile import mirror
 from services.games.maubinh import MauBinhError, MauBinhSettings, auto_arrange, codes, parse, score_to_dict
 
 
@@ -34,21 +34,7 @@ def register(commands: Any) -> None:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    try:
-        document = load(args.file)
-    except JsonFileError as error:
-        print(f"studio maubinh score: {error}", file=sys.stderr)
-        return 1
-    output: Any
-    if isinstance(document, list):
-        output = [score_to_dict(table) for table in document]
-        failed = any("error" in result for result in output)
-    else:
-        output = score_to_dict(document)
-        failed = "error" in output
-    json.dump(output, sys.stdout, indent=2, ensure_ascii=False)
-    print()
-    return 1 if failed else 0
+    return mirror(args.file, "studio maubinh score", score_to_dict)
 
 
 def run_arrange(args: argparse.Namespace) -> int:

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
-from services.cli.jsonfile import JsonFileError, load
+from services.cli.jsonfile import mirror
 from services.games.tienlen.transcript import replay_to_dict
 
 
@@ -20,18 +18,4 @@ def register(commands: Any) -> None:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    try:
-        document = load(args.file)
-    except JsonFileError as error:
-        print(f"studio tienlen replay: {error}", file=sys.stderr)
-        return 1
-    output: Any
-    if isinstance(document, list):
-        output = [replay_to_dict(transcript) for transcript in document]
-        failed = any("error" in result for result in output)
-    else:
-        output = replay_to_dict(document)
-        failed = "error" in output
-    json.dump(output, sys.stdout, indent=2, ensure_ascii=False)
-    print()
-    return 1 if failed else 0
+    return mirror(args.file, "studio tienlen replay", replay_to_dict)

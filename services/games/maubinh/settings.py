@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from typing import Any, Final
 
 from services.games.maubinh.errors import SettingsError
 from services.games.maubinh.ranking import BONUS
+from services.games.settings import checked_overrides
 
 # (low, high) of each whole-number setting; the highs keep a room's largest loss far inside the ledger's integers
 BOUNDS: Final[dict[str, tuple[int, int]]] = {
@@ -73,13 +74,7 @@ class MauBinhSettings:
     @classmethod
     def from_mapping(cls, overrides: Mapping[str, Any]) -> MauBinhSettings:
         """Defaults overridden by name; unknown names are refused."""
-        if not isinstance(overrides, Mapping):
-            raise SettingsError(f"settings must be an object of name → value, got {overrides!r}")
-        known = {field.name for field in fields(cls)}
-        unknown = sorted(map(str, set(overrides) - known))
-        if unknown:
-            raise SettingsError(f"unknown setting(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-        values = dict(overrides)
+        values = checked_overrides(cls, overrides, SettingsError)
         if "optional_instant_wins" in values:
             kinds = values["optional_instant_wins"]
             if not isinstance(kinds, list | tuple) or not all(isinstance(kind, str) for kind in kinds):

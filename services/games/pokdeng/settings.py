@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Final
 
 from services.games.pokdeng.errors import SettingsError
+from services.games.settings import checked_overrides
 
 LARGEST_LOSS_MULTIPLE: Final = 3  # the loss cap: nobody ever pays more than 3 × stake on one wager
 THRESHOLDS: Final = range(1, 6)  # a player's auto-draw threshold is 1–5
@@ -54,13 +55,7 @@ class TableSettings:
     @classmethod
     def from_mapping(cls, overrides: Mapping[str, Any]) -> TableSettings:
         """Defaults overridden by name; unknown names are refused."""
-        if not isinstance(overrides, Mapping):
-            raise SettingsError(f"settings must be an object of name → value, got {overrides!r}")
-        known = {field.name for field in fields(cls)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise SettingsError(f"unknown setting(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-        return replace(cls(), **overrides)
+        return replace(cls(), **checked_overrides(cls, overrides, SettingsError))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from enum import StrEnum
 from typing import Any, Final
 
+from services.games.settings import checked_overrides
 from services.games.tienlen.errors import SettingsError
 
 LARGEST_AMOUNT: Final = 1_000  # units; a bound so a room's largest loss stays far inside the ledger's integers
@@ -61,13 +62,7 @@ class TienLenSettings:
     @classmethod
     def from_mapping(cls, overrides: Mapping[str, Any]) -> TienLenSettings:
         """Defaults overridden by name; unknown names are refused."""
-        if not isinstance(overrides, Mapping):
-            raise SettingsError(f"settings must be an object of name → value, got {overrides!r}")
-        known = {field.name for field in fields(cls)}
-        unknown = sorted(map(str, set(overrides) - known))
-        if unknown:
-            raise SettingsError(f"unknown setting(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-        values = dict(overrides)
+        values = checked_overrides(cls, overrides, SettingsError)
         if "instant_wins" in values:
             kinds = values["instant_wins"]
             if not isinstance(kinds, list | tuple) or not all(isinstance(kind, str) for kind in kinds):
