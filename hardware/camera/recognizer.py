@@ -269,8 +269,8 @@ class Templates:
             codes = sorted(name[5:] for name in data.files if name.startswith("rank_"))
             glyphs = {code: (data[f"rank_{code}"], data[f"suit_{code}"]) for code in codes}
             red_threshold = float(data["red_threshold"])
-        except (OSError, ValueError, KeyError) as error:
-            raise RecognitionError(f"{path}: not a templates file ({error})") from None
+        except (OSError, ValueError, KeyError, EOFError) as error:  # an empty file: EOFError
+            raise RecognitionError(f"{path}: not a templates file ({error or type(error).__name__})") from None
         if codes != sorted(DECK):
             raise RecognitionError(f"{path}: templates must cover all 52 cards, found {len(codes)}")
         return cls(glyphs, red_threshold)

@@ -6,6 +6,7 @@ may produce a 5xx (the tests fuzz the API from its own OpenAPI document to hold 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -17,6 +18,8 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import Engine, text
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
@@ -24,6 +27,7 @@ from services.api import operator_routes, page_routes, player_routes
 from services.api.consoles import ViewRelay
 from services.api.deps import Services
 from services.api.fanout import RAW_SEND, Poller
+from services.api.limits import MAX_BODY_BYTES, BodyLimit
 from services.cards import CardError
 from services.db import session_factory
 from services.db.engine import POOL_SIZE
@@ -51,6 +55,7 @@ from services.rounds.errors import (
 from services.rounds.players import PlayerService
 from services.rounds.service import RoundService
 
+log = logging.getLogger("studio.api")
 STREAM_POLL_S = 0.25  # without a broker: how often a watched table's public state is read
 
 # (status, code) per error class; the first match in this order wins.
@@ -145,6 +150,9 @@ def create_app(
 
     for error_class, status, code in ERRORS:
         app.add_exception_handler(error_class, _handler(status, code))
+    for error_class in UNAVAILABLE:
+        app.add_exception_handler(error_class, _database_unavailable)
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     return app
@@ -157,6 +165,19 @@ class StudioAPI(FastAPI):
         if scope["type"] == "http":
             scope["extensions"] = {**(scope.get("extensions") or {}), RAW_SEND: send}
         await super().__call__(scope, receive, send)
+
+
+UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeoutError)  # the database is down, unreachable or saturated
+RETRY_AFTER_S = 2
+
+
+async def _database_unavailable(_request: Request, error: Exception) -> JSONResponse:
+    log.warning("database unavailable: %s", " ".join(str(error).split())[:300])
+    return JSONResponse(
+        {"code": "database_unavailable", "message": "the database is unavailable; try again shortly"},
+        status_code=503,
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
 
 
 def _handler(status: int, code: str) -> Callable[[Request, Exception], Awaitable[JSONResponse]]:

@@ -50,6 +50,7 @@ def replace_token(player_id: str, _operator: CurrentOperator, services: Services
 def deposit(
     player_id: str, body: MoneyIn, key: IdempotencyKey, operator: CurrentOperator, services: ServicesDep
 ) -> WalletOut:
+    services.players.wallet_holder(player_id)
     return WalletOut(**services.wallets.deposit(player_id, body.amount, key, operator.id))
 
 
@@ -57,6 +58,7 @@ def deposit(
 def withdraw(
     player_id: str, body: MoneyIn, key: IdempotencyKey, operator: CurrentOperator, services: ServicesDep
 ) -> WalletOut:
+    services.players.wallet_holder(player_id)
     return WalletOut(**services.wallets.withdraw(player_id, body.amount, key, operator.id))
 
 

@@ -7,24 +7,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
+from services.cli.arguments import database_url, port
 from services.db import make_engine, migrate, session_factory
+from services.rounds.errors import RoundError
 from services.rounds.players import PlayerService
 
 
 def register(commands: Any) -> None:
     api = commands.add_parser("api", help="serve the betting API (uvicorn)")
     api.add_argument("--host", default="127.0.0.1")
-    api.add_argument("--port", type=int, default=8000)
-    api.add_argument("--database", default=None, help="database URL (default: STUDIO_DATABASE_URL or studio.db)")
+    api.add_argument("--port", type=port, default=8000)
+    api.add_argument(
+        "--database", type=database_url, default=None, help="database URL (default: STUDIO_DATABASE_URL or studio.db)"
+    )
     api.set_defaults(run=run_api)
     players = commands.add_parser("players", help="manage accounts")
     actions = players.add_subparsers(dest="action", required=True)
     add = actions.add_parser("add", help="create an account and print its bearer token")
     add.add_argument("id")
     add.add_argument("--role", choices=("player", "dealer", "operator"), default="player")
-    add.add_argument("--database", default=None)
+    add.add_argument("--database", type=database_url, default=None)
     add.set_defaults(run=run_add_player)
 
 
@@ -53,6 +58,10 @@ def run_api(args: argparse.Namespace) -> int:
 def run_add_player(args: argparse.Namespace) -> int:
     engine = make_engine(args.database)
     migrate(engine)
-    token = PlayerService(session_factory(engine)).register(args.id, args.role)
+    try:
+        token = PlayerService(session_factory(engine)).register(args.id, args.role)
+    except RoundError as error:
+        print(f"studio players add: {error}", file=sys.stderr)
+        return 1
     print(json.dumps({"id": args.id, "role": args.role, "token": token}))
     return 0

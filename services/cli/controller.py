@@ -13,6 +13,7 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from services.bus import broker
+from services.cli.arguments import database_url, mqtt_url, port, seconds, table_ids
 from services.controller.runner import Controller
 from services.controller.table import ControllerSettings
 from services.db import make_engine, migrate, session_factory
@@ -25,19 +26,21 @@ from services.rounds.service import RoundService
 
 def register(commands: Any) -> None:
     parser = commands.add_parser("controller", help="run the round controller for some tables")
-    parser.add_argument("--tables", required=True, help="comma-separated table ids (created if missing)")
+    parser.add_argument(
+        "--tables", required=True, type=table_ids, help="comma-separated table ids (created if missing)"
+    )
     parser.add_argument("--shoe-id", default=None, help="the shoe of every table (default: TABLE-shoe)")
-    parser.add_argument("--result-pause", type=float, default=5.0, help="seconds results stay before the next round")
+    parser.add_argument("--result-pause", type=seconds, default=5.0, help="seconds results stay before the next round")
     parser.add_argument("--manual", action="store_true", help="do not open rounds by themselves (operator opens)")
-    parser.add_argument("--http-port", type=int, default=0, help="/metrics, /healthz, /readyz (0: a free port)")
-    parser.add_argument("--broker", default=None)
-    parser.add_argument("--database", default=None)
+    parser.add_argument("--http-port", type=port, default=0, help="/metrics, /healthz, /readyz (0: a free port)")
+    parser.add_argument("--broker", type=mqtt_url, default=None)
+    parser.add_argument("--database", type=database_url, default=None)
     parser.set_defaults(run=run_controller)
 
 
 def run_controller(args: argparse.Namespace) -> int:
     configure_logs()
-    tables = [table.strip() for table in args.tables.split(",") if table.strip()]
+    tables = list(args.tables)
     try:
         url = broker.broker_url(args.broker)
     except broker.BrokerNotFoundError as error:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from services.cli.arguments import positive_int, table_ids
 from services.cli.up import public_login, studio_urls
 from services.games.pokdeng import Phase, Position, RoundResult
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
@@ -29,9 +30,11 @@ DEMO_WINDOWS = {"betting_window_ms": 2_500, "insurance_window_ms": 1_500, "decis
 
 def register(commands: Any) -> None:
     parser = commands.add_parser("demo", help="run a whole simulated studio and print its rounds")
-    parser.add_argument("--rounds", type=int, default=2, help="rounds per table before stopping (default 2)")
+    parser.add_argument("--rounds", type=positive_int, default=2, help="rounds per table before stopping (default 2)")
     parser.add_argument("--forever", action="store_true", help="keep the studio running until Ctrl-C")
-    parser.add_argument("--tables", default="T1,T2", help="comma-separated table ids (default T1,T2)")
+    parser.add_argument(
+        "--tables", type=table_ids, default=("T1", "T2"), help="comma-separated table ids (default T1,T2)"
+    )
     parser.add_argument("--seed", type=int, default=None, help="random seed for the players")
     parser.set_defaults(run=run)
 
@@ -48,7 +51,7 @@ class Tally:
 
 
 def run(args: argparse.Namespace) -> int:
-    tables = tuple(t.strip() for t in args.tables.split(",") if t.strip())
+    tables = tuple(args.tables)
     with tempfile.TemporaryDirectory(prefix="studio-demo-") as directory:
         config = StudioConfig(
             tables=tables, run_dir=Path(directory), database_url=os.environ.get("STUDIO_DATABASE_URL"),

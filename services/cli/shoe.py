@@ -14,6 +14,7 @@ from typing import Any
 from services.bus import broker, topics
 from services.bus.client import connect, make_client
 from services.bus.messages import NewDeckCommand, encode
+from services.cli.arguments import mqtt_url, port, positive_int, table_id
 from services.observability.http import serve_health
 from services.observability.logs import configure as configure_logs
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
@@ -23,23 +24,25 @@ from services.shoe.timecode import VideoClock
 
 def register(commands: Any) -> None:
     shoe = commands.add_parser("shoe", help="run a shoe daemon: device → MQTT")
-    shoe.add_argument("--table", required=True)
+    shoe.add_argument("--table", required=True, type=table_id)
     shoe.add_argument("--device", required=True, help="serial:///dev/ttyUSB0?dialect=monitor, socket://…, sim://serial")
     shoe.add_argument("--shoe-id", default=None, help="default: TABLE-shoe")
     shoe.add_argument("--outbox", type=Path, default=None, help="default: .studio/shoe-ID.outbox")
-    shoe.add_argument("--broker", default=None, help="mqtt://host:port (default: STUDIO_MQTT_URL or the embedded one)")
-    shoe.add_argument("--fps", type=int, default=25, help="studio video frame rate for timecodes")
+    shoe.add_argument(
+        "--broker", type=mqtt_url, default=None, help="mqtt://host:port (default: STUDIO_MQTT_URL or the embedded one)"
+    )
+    shoe.add_argument("--fps", type=positive_int, default=25, help="studio video frame rate for timecodes")
     shoe.add_argument("--tc-offset", type=float, default=0.0, help="seconds from UTC time of day to the video clock")
-    shoe.add_argument("--http-port", type=int, default=None, help="serve /metrics, /healthz, /readyz (0: a free port)")
+    shoe.add_argument("--http-port", type=port, default=None, help="serve /metrics, /healthz, /readyz (0: a free port)")
     shoe.set_defaults(run=run_shoe)
     deck = commands.add_parser("new-deck", help="announce a freshly shuffled deck to a table's shoe daemon")
-    deck.add_argument("--table", required=True)
+    deck.add_argument("--table", required=True, type=table_id)
     deck.add_argument("--by", default="operator", help="who announces it (recorded with the deck)")
-    deck.add_argument("--broker", default=None)
+    deck.add_argument("--broker", type=mqtt_url, default=None)
     deck.set_defaults(run=run_new_deck)
     mqtt = commands.add_parser("broker", help="run the embedded MQTT broker (amqtt) on a free or given port")
     mqtt.add_argument("--host", default="127.0.0.1")
-    mqtt.add_argument("--port", type=int, default=0, help="0 (default): any free port; the URL goes to .studio/")
+    mqtt.add_argument("--port", type=port, default=0, help="0 (default): any free port; the URL goes to .studio/")
     mqtt.set_defaults(run=lambda args: broker.main(["--host", args.host, "--port", str(args.port)]))
 
 

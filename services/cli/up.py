@@ -12,14 +12,17 @@ from typing import Any
 
 from services.bus import topics
 from services.bus.broker import public_feed_url
+from services.cli.arguments import port, table_ids
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 
 
 def register(commands: Any) -> None:
     parser = commands.add_parser("up", help="run the whole studio (broker, API, controller, simulated shoes)")
-    parser.add_argument("--tables", default="T1,T2", help="comma-separated table ids (default T1,T2)")
+    parser.add_argument(
+        "--tables", type=table_ids, default=("T1", "T2"), help="comma-separated table ids (default T1,T2)"
+    )
     parser.add_argument("--run-dir", type=Path, default=Path(".studio"), help="database, outboxes, broker URL")
-    parser.add_argument("--api-port", type=int, default=8000, help="0: any free port")
+    parser.add_argument("--api-port", type=port, default=8000, help="0: any free port")
     parser.set_defaults(run=run_up)
 
 
@@ -49,7 +52,7 @@ def studio_urls(studio: RunningStudio, tables: tuple[str, ...], login: str) -> s
 
 def run_up(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    tables = tuple(t.strip() for t in args.tables.split(",") if t.strip())
+    tables = tuple(args.tables)
     config = StudioConfig(
         tables=tables, run_dir=args.run_dir, database_url=os.environ.get("STUDIO_DATABASE_URL"),
         mqtt_url=os.environ.get("STUDIO_MQTT_URL"), api_port=args.api_port,

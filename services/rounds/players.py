@@ -59,6 +59,15 @@ class PlayerService:
             raise RoundError(f"id {player_id!r} is already registered") from None
         return token
 
+    def wallet_holder(self, player_id: str) -> None:
+        """Raise unless ``player_id`` is a player's account (only players hold wallets)."""
+        with self.sessions() as session:
+            role = session.scalar(select(Player.role).where(Player.id == player_id))
+        if role is None:
+            raise NotFoundError(f"player {player_id!r} does not exist")
+        if role != "player":
+            raise RoundError(f"{player_id!r} is a {role}'s account, which holds no wallet")
+
     def revoke(self, player_id: str) -> str:
         """Replace the account's token: the old one stops working (here at once, elsewhere within ``AUTH_TTL_S``)."""
         token = secrets.token_urlsafe(32)

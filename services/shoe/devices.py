@@ -152,11 +152,24 @@ def _simulated(url: str, dialect: str, baud: int, query: dict[str, str]) -> Devi
     return events
 
 
+RANGES: dict[str, tuple[float, float]] = {
+    "baud": (50, 4_000_000),
+    "confirm": (1, 100),  # frames
+    "threshold": (0.0, 1.0),
+    "seed": (0, 2**63 - 1),
+    "interval": (0.005, 3600.0),  # seconds between simulated cards: not a busy loop, not a frozen one
+}
+
+
 def _number(url: str, value: str, name: str, kind: Callable[[str], N]) -> N:
     try:
-        return kind(value)
+        number = kind(value)
     except ValueError:
         raise DeviceURLError(f"{url}: {name} must be a number, got {value!r}") from None
+    low, high = RANGES[name]
+    if not low <= number <= high:  # NaN fails this too
+        raise DeviceURLError(f"{url}: {name} must be within {low}–{high}, got {value}")
+    return number
 
 
 def _no_leftovers(url: str, query: dict[str, str]) -> None:

@@ -11,6 +11,16 @@ from services.games.settings import checked_overrides
 
 LARGEST_LOSS_MULTIPLE: Final = 3  # the loss cap: nobody ever pays more than 3 × stake on one wager
 THRESHOLDS: Final = range(1, 6)  # a player's auto-draw threshold is 1–5
+LARGEST_STAKE: Final = 10**15  # minor units, as the API's amounts: stake × hold_multiple stays inside a BIGINT
+HOUR_MS: Final = 3_600_000
+LARGEST: Final = {  # so every sum and deadline made from a setting fits the database and the clock
+    "hold_multiple": 1_000,
+    "min_stake": LARGEST_STAKE,
+    "max_stake": LARGEST_STAKE,
+    "betting_window_ms": HOUR_MS,
+    "insurance_window_ms": HOUR_MS,
+    "decision_window_ms": HOUR_MS,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +50,9 @@ class TableSettings:
                 f"setting hold_multiple: {self.hold_multiple} is below the largest possible loss "
                 f"({LARGEST_LOSS_MULTIPLE} × stake)"
             )
+        for name, high in LARGEST.items():
+            if getattr(self, name) > high:
+                raise SettingsError(f"setting {name}: {getattr(self, name)} is above its largest value {high:,}")
         if self.default_threshold not in THRESHOLDS:
             raise SettingsError(f"setting default_threshold: {self.default_threshold} is not within 1–5")
         if not 1 <= self.min_stake <= self.max_stake:

@@ -16,6 +16,7 @@ from services.games.pokdeng import (
     Phase,
     PokDengRound,
     Position,
+    SettingsError,
     Side,
     TableSettings,
     WagerError,
@@ -352,3 +353,18 @@ def test_the_public_view_never_names_a_player_nor_shows_the_face_down_card_befor
     assert not any(player in view for player in ("p1", "p2", "p3", "w1", "w2", "w3"))
     assert public_view(round_)["waiting_for"] == "a draw/stand decision on seat A"
     assert public_view(round_)["hands"]["banker"]["cards"] == ["4S", None] and '"2C"' not in view
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("hold_multiple", 10**30),
+        ("max_stake", 10**16),
+        ("betting_window_ms", 10**20),
+        ("insurance_window_ms", 3_600_001),
+        ("decision_window_ms", 10**9),
+    ],
+)
+def test_settings_beyond_what_the_ledger_and_clock_hold_are_refused(name: str, value: int) -> None:
+    with pytest.raises(SettingsError, match=f"setting {name}: .* is above its largest value"):
+        TableSettings.from_mapping({name: value})

@@ -1,0 +1,80 @@
+"""Argument types shared by the ``studio`` subcommands: bad values are refused by argparse, in one line."""
+
+from __future__ import annotations
+
+import argparse
+from urllib.parse import urlsplit
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from services.bus import broker, topics
+
+DATABASES = ("sqlite", "postgresql", "postgresql+psycopg")
+
+
+def table_id(text: str) -> str:
+    try:
+        topics.round_state(text)  # the topic names hold the rule for table ids
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def table_ids(text: str) -> tuple[str, ...]:
+    tables = tuple(table_id(part.strip()) for part in text.split(",") if part.strip())
+    if not tables:
+        raise argparse.ArgumentTypeError(f"expected comma-separated table ids, got {text!r}")
+    return tables
+
+
+def port(text: str) -> int:
+    value = _integer(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0–65535, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {value}")
+    return value
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 <= value <= 86_400:
+        raise argparse.ArgumentTypeError(f"expected 0–86400 seconds, got {text}")
+    return value
+
+
+def mqtt_url(text: str) -> str:
+    try:
+        broker.host_port(text)
+        urlsplit(text).port  # noqa: B018 - raises for a port out of range
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def database_url(text: str) -> str:
+    try:
+        url = make_url(text)
+    except ArgumentError:
+        raise argparse.ArgumentTypeError(f"not a database URL: {text!r} (e.g. sqlite:///studio.db)") from None
+    if url.drivername not in DATABASES:
+        raise argparse.ArgumentTypeError(
+            f"unsupported database {url.drivername!r} in {text!r} (use one of: {', '.join(DATABASES)})"
+        )
+    return text
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None

@@ -1,0 +1,93 @@
+"""Every ``studio`` subcommand answers bad arguments with one line and exit status 1–2, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+NOBODY = "mqtt://127.0.0.1:1"  # nothing listens there: a command that got that far would fail to connect
+BAD = [
+    (["nonsense"], "invalid choice: 'nonsense'"),
+    (["replay", "/nonexistent.json"], "cannot read /nonexistent.json"),
+    (["tienlen", "replay", "/nonexistent.json"], "cannot read /nonexistent.json"),
+    (["maubinh", "score", "/nonexistent.json"], "cannot read /nonexistent.json"),
+    (["maubinh", "arrange", "AS", "KS"], "expected 13 cards, got 2"),
+    (["demo", "--rounds", "0"], "expected a whole number ≥ 1, got 0"),
+    (["demo", "--tables", "bad table"], "invalid table id 'bad table'"),
+    (["up", "--api-port", "70000"], "a port is 0–65535, got 70000"),
+    (["up", "--tables", ","], "expected comma-separated table ids"),
+    (["api", "--database", "nosuchdb://x"], "unsupported database 'nosuchdb'"),
+    (["api", "--port", "http"], "expected a whole number, got 'http'"),
+    (["players", "add", "bad id!", "--database", "sqlite:///{tmp}/p.db"], "invalid id 'bad id!'"),
+    (["players", "add", "ana", "--role", "king"], "invalid choice: 'king'"),
+    (["broker", "--port", "-5"], "a port is 0–65535, got -5"),
+    (["shoe", "--table", "T/1#", "--device", "sim://serial"], "invalid table id 'T/1#'"),
+    (["shoe", "--table", "T1", "--device", "sim://serial", "--broker", "http://x"], "invalid MQTT URL 'http://x'"),
+    (["shoe", "--table", "T1", "--device", "sim://serial?interval=-1", "--broker", NOBODY], "interval must be within"),
+    (["shoe", "--table", "T1", "--device", "usb://x", "--broker", NOBODY], "unknown device usb://x"),
+    (["shoe", "--table", "T1", "--device", "sim://serial", "--fps", "0"], "expected a whole number ≥ 1, got 0"),
+    (["new-deck", "--table", "T/1"], "invalid table id 'T/1'"),
+    (["cards", "calibrate", "/nonexistent", "--out", "{tmp}/t.npz"], "/nonexistent is not a folder"),
+    (["cards", "recognize", "{tmp}/empty.png", "--templates", "{tmp}/t.npz"], "is not a readable image"),
+    (["cards", "recognize", "{tmp}/card.png", "--templates", "{tmp}/empty.npz"], "not a templates file"),
+    (["controller", "--tables", "bad table", "--broker", NOBODY], "invalid table id 'bad table'"),
+    (["controller", "--tables", "T1", "--database", "nosuchdb://x"], "unsupported database 'nosuchdb'"),
+    (["controller", "--tables", "T1", "--database", "sqlite", "--broker", NOBODY], "not a database URL: 'sqlite'"),
+    (["controller", "--tables", "T1", "--result-pause", "-1"], "expected 0–86400 seconds"),
+    (
+        ["controller", "--tables", "T1", "--broker", NOBODY, "--database", "postgresql+psycopg://x@127.0.0.1:1/none"],
+        "OperationalError",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, str, str]]:
+    tmp = tmp_path_factory.mktemp("cli")
+    (tmp / "empty.npz").write_bytes(b"")
+    (tmp / "empty.png").write_bytes(b"")
+    import cv2
+    import numpy as np
+
+    cv2.imwrite(str(tmp / "card.png"), np.full((40, 30, 3), 255, np.uint8))
+
+    def run(argv: list[str]) -> tuple[int, str, str]:
+        command = [sys.executable, "-m", "services.cli", *(arg.format(tmp=tmp) for arg in argv)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False, cwd=tmp)
+        return done.returncode, done.stdout, done.stderr
+
+    with ThreadPoolExecutor(4) as pool:
+        return list(pool.map(run, [argv for argv, _ in BAD]))
+
+
+@pytest.mark.parametrize("case", range(len(BAD)), ids=[" ".join(argv[:3]) for argv, _ in BAD])
+def test_bad_arguments_get_one_line_naming_them(answers: list[tuple[int, str, str]], case: int) -> None:
+    status, _out, err = answers[case]
+    _argv, expected = BAD[case]
+    assert "Traceback" not in err
+    assert status in (1, 2), err
+    assert expected in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("studio"), err
+
+
+def test_every_subcommand_is_covered() -> None:
+    from services.cli import build_parser
+
+    commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    covered = {argv[0] for argv, _ in BAD}
+    assert set(commands) <= covered, f"no bad-argument case for: {sorted(set(commands) - covered)}"
+
+
+def test_debugging_shows_the_traceback(tmp_path: Path) -> None:
+    """STUDIO_DEBUG=1 lets an unexpected error through whole, for the developer."""
+    command = [sys.executable, "-m", "services.cli", "controller", "--tables", "T1", "--broker", NOBODY]
+    command += ["--database", "postgresql+psycopg://x@127.0.0.1:1/none"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, check=False, env={"STUDIO_DEBUG": "1", "PATH": ""}
+    )
+    assert "Traceback" in done.stderr
