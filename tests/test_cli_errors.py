@@ -31,6 +31,11 @@ BAD = [
     (["shoe", "--table", "T1", "--device", "usb://x", "--broker", NOBODY], "unknown device usb://x"),
     (["shoe", "--table", "T1", "--device", "sim://serial", "--fps", "0"], "expected a whole number ≥ 1, got 0"),
     (["new-deck", "--table", "T/1"], "invalid table id 'T/1'"),
+    (["shoe-key", "new", "--shoe-id", "a b"], "invalid table id 'a b'"),
+    (
+        ["shoe", "--table", "T1", "--device", "sim://serial", "--key", "/no.key", "--broker", NOBODY],
+        "cannot read the key",
+    ),
     (["cards", "calibrate", "/nonexistent", "--out", "{tmp}/t.npz"], "/nonexistent is not a folder"),
     (["cards", "recognize", "{tmp}/empty.png", "--templates", "{tmp}/t.npz"], "is not a readable image"),
     (["cards", "recognize", "{tmp}/card.png", "--templates", "{tmp}/empty.npz"], "not a templates file"),

@@ -31,6 +31,8 @@ class Stamp(_Message):
     ts: str  # ISO 8601 UTC
     video_tc: str  # HH:MM:SS:FF of the studio video clock
     deck: int = Field(ge=0)  # how many new decks this shoe has announced before this message
+    key_id: str | None = Field(default=None, max_length=64)  # the shoe's signing key (services.shoe.signing)
+    sig: str | None = Field(default=None, max_length=128)
 
 
 class ShoeCard(Stamp):
@@ -81,6 +83,8 @@ class ShoeAlarm(_Message):
     ts: str
     video_tc: str
     raw: str = Field(default="", max_length=256)
+    key_id: str | None = Field(default=None, max_length=64)
+    sig: str | None = Field(default=None, max_length=128)
 
 
 class ResendRequest(_Message):

@@ -21,6 +21,10 @@ def table_id(text: str) -> str:
     return text
 
 
+def shoe_id(text: str) -> str:
+    return table_id(text)  # the same rule: it names files and appears in client ids
+
+
 def table_ids(text: str) -> tuple[str, ...]:
     tables = tuple(table_id(part.strip()) for part in text.split(",") if part.strip())
     if not tables:

@@ -7,6 +7,7 @@ import logging
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, text
@@ -22,6 +23,7 @@ from services.observability.logs import configure as configure_logs
 from services.rounds.errors import RoundError
 from services.rounds.models import GameTable
 from services.rounds.service import RoundService
+from services.shoe.signing import KeyRing
 
 
 def register(commands: Any) -> None:
@@ -35,6 +37,12 @@ def register(commands: Any) -> None:
     parser.add_argument("--http-port", type=port, default=0, help="/metrics, /healthz, /readyz (0: a free port)")
     parser.add_argument("--broker", type=mqtt_url, default=None)
     parser.add_argument("--database", type=database_url, default=None)
+    parser.add_argument(
+        "--shoe-keys",
+        type=Path,
+        default=broker.RUN_DIR / "keys",
+        help="the shoes' signing keys (default .studio/keys; read again when it changes)",
+    )
     parser.set_defaults(run=run_controller)
 
 
@@ -67,7 +75,7 @@ def run_controller(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    controller = Controller(service, url, settings)
+    controller = Controller(service, url, settings, keys=KeyRing(args.shoe_keys))
 
     def ready() -> dict[str, bool]:
         return {"broker": controller.client.is_connected(), "database": database_answers(engine)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import signal
 import sys
@@ -14,11 +15,12 @@ from typing import Any
 from services.bus import broker, topics
 from services.bus.client import connect, make_client
 from services.bus.messages import NewDeckCommand, encode
-from services.cli.arguments import mqtt_url, port, positive_int, table_id
+from services.cli.arguments import mqtt_url, port, positive_int, shoe_id, table_id
 from services.observability.http import serve_health
 from services.observability.logs import configure as configure_logs
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
 from services.shoe.devices import DeviceURLError, open_device
+from services.shoe.signing import ShoeKey, new_key, write_key
 from services.shoe.timecode import VideoClock
 
 
@@ -34,16 +36,30 @@ def register(commands: Any) -> None:
     shoe.add_argument("--fps", type=positive_int, default=25, help="studio video frame rate for timecodes")
     shoe.add_argument("--tc-offset", type=float, default=0.0, help="seconds from UTC time of day to the video clock")
     shoe.add_argument("--http-port", type=port, default=None, help="serve /metrics, /healthz, /readyz (0: a free port)")
+    shoe.add_argument("--key", type=Path, default=None, help="the shoe's signing key file (studio shoe-key new)")
     shoe.set_defaults(run=run_shoe)
     deck = commands.add_parser("new-deck", help="announce a freshly shuffled deck to a table's shoe daemon")
     deck.add_argument("--table", required=True, type=table_id)
     deck.add_argument("--by", default="operator", help="who announces it (recorded with the deck)")
     deck.add_argument("--broker", type=mqtt_url, default=None)
     deck.set_defaults(run=run_new_deck)
+    keys = commands.add_parser("shoe-key", help="make a shoe's signing key (the controller deals only what it signs)")
+    key_actions = keys.add_subparsers(dest="action", required=True, metavar="ACTION")
+    new = key_actions.add_parser("new", help="write a new key for a shoe into the keys folder")
+    new.add_argument("--shoe-id", required=True, type=shoe_id)
+    new.add_argument("--dir", type=Path, default=broker.RUN_DIR / "keys", help="the keys folder (default .studio/keys)")
+    new.set_defaults(run=run_new_key)
     mqtt = commands.add_parser("broker", help="run the embedded MQTT broker (amqtt) on a free or given port")
     mqtt.add_argument("--host", default="127.0.0.1")
     mqtt.add_argument("--port", type=port, default=0, help="0 (default): any free port; the URL goes to .studio/")
     mqtt.set_defaults(run=lambda args: broker.main(["--host", args.host, "--port", str(args.port)]))
+
+
+def run_new_key(args: argparse.Namespace) -> int:
+    key = new_key(args.shoe_id)
+    path = write_key(args.dir, key)
+    print(json.dumps({"shoe_id": key.shoe_id, "key_id": key.key_id, "file": str(path)}))
+    return 0
 
 
 def run_shoe(args: argparse.Namespace) -> int:
@@ -52,12 +68,18 @@ def run_shoe(args: argparse.Namespace) -> int:
         spec = open_device(args.device)
         url = broker.broker_url(args.broker)
         video = VideoClock(fps=args.fps, offset=args.tc_offset)
+        key = ShoeKey.load(args.key) if args.key else None
     except (DeviceURLError, broker.BrokerNotFoundError, ValueError) as error:
         print(f"studio shoe: {error}", file=sys.stderr)
         return 2
     shoe_id = args.shoe_id or f"{args.table}-shoe"
     outbox = args.outbox or broker.RUN_DIR / f"shoe-{shoe_id}.outbox"
-    config = ShoeConfig(args.table, shoe_id, outbox, url, source=spec.source)
+    if key is not None and key.shoe_id != shoe_id:
+        print(f"studio shoe: {args.key} is a key of shoe {key.shoe_id}, not of {shoe_id}", file=sys.stderr)
+        return 2
+    if key is None:
+        logging.getLogger("studio.shoe").warning("shoe %s signs nothing (--key): any client could deal", shoe_id)
+    config = ShoeConfig(args.table, shoe_id, outbox, url, source=spec.source, key=key)
     daemon = ShoeDaemon(config, spec.device, video)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):

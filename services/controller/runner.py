@@ -27,6 +27,7 @@ from services.controller.table import ControllerSettings, TableController, rerea
 from services.rounds.clock import Clock, SystemClock
 from services.rounds.service import RoundService
 from services.shoe.feed import ShoeEvent, ShoeFeedClient
+from services.shoe.signing import KeyRing, check
 
 log = logging.getLogger("studio.controller")
 TICK_SECONDS = 0.05  # the longest the loop sleeps: a due deadline wakes it sooner
@@ -56,8 +57,11 @@ class Controller:
         url: str,
         tables: dict[str, ControllerSettings],
         clock: Clock | None = None,
+        keys: KeyRing | None = None,
     ) -> None:
+        """``keys``: the shoes' signing keys; a table whose shoe has keys deals only messages signed by one."""
         self.service = service
+        self.keys = keys or KeyRing()
         self.url = url
         self.clock = clock or SystemClock()
         self.inbox: queue.Queue[Inbound] = queue.Queue()
@@ -97,8 +101,14 @@ class Controller:
                     self.url, table, controller.settings.shoe_id,
                     lambda event, table=table: self.inbox.put(Inbound(table, "shoe", event)),  # type: ignore[misc]
                     next_seq=controller.next_seq(),
+                    untrusted=lambda payload, table=table: self._untrusted(table, payload),  # type: ignore[misc]
+                    refuse=lambda event, why, table=table: self.inbox.put(  # type: ignore[misc]
+                        Inbound(table, "untrusted", (event, why))
+                    ),
                 )
             )  # fmt: skip
+            if not self.keys.keys_for(controller.settings.shoe_id):
+                controller.unsigned_shoe()
         reread_at = self.clock.now()
         try:
             while not stop.is_set():
@@ -147,11 +157,21 @@ class Controller:
                 controller.on_shoe(event)
             elif item.kind == "alarm":
                 controller.on_alarm(item.payload)
+            elif item.kind == "untrusted":
+                controller.on_untrusted(*item.payload)
             else:
                 controller.refresh()
         except Exception:  # one bad input must not stop every table: log it, alert, carry on
             log.exception("table %s: failed to handle %s", item.table, item.kind)
             controller.refresh()
+
+    def _shoe(self, table: str) -> str:
+        return self.tables[table].settings.shoe_id
+
+    def _untrusted(self, table: str, payload: bytes) -> str | None:
+        """Why a message of the table's shoe is not to be trusted, or None (a shoe without keys is trusted)."""
+        keys = self.keys.keys_for(self._shoe(table))
+        return check(payload, keys) if keys else None
 
     def _on_connect(self, client: mqtt.Client, _data: object, _flags: object, _reason: object, _p: object) -> None:
         subscriptions = []
@@ -169,7 +189,11 @@ class Controller:
             return
         if message.topic == topics.shoe_alarms(table):
             try:
-                self.inbox.put(Inbound(table, "alarm", decode(ShoeAlarm, bytes(message.payload))))
+                alarm = decode(ShoeAlarm, bytes(message.payload))
+                why = self._untrusted(table, bytes(message.payload)) if alarm.shoe_id == self._shoe(table) else None
+                self.inbox.put(
+                    Inbound(table, "alarm", alarm) if why is None else Inbound(table, "untrusted", (alarm, why))
+                )
             except MessageError as error:
                 self.malformed += 1
                 log.warning("ignored an alarm: %s", error)

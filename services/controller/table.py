@@ -10,6 +10,7 @@ published. Its memory is a cache of the database: ``recover()`` rebuilds it afte
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -148,6 +149,29 @@ class TableController:
         self.paused = ""
         self._count("cards_dealt")
         self._follow(applied, DealCard(card))
+
+    def on_untrusted(self, message: ShoeCard | ShoeNewDeck | ShoeAlarm, why: str) -> None:
+        """A message in the name of this table's shoe that its keys do not vouch for: never dealt, never obeyed."""
+        self._count("untrusted")
+        if isinstance(message, ShoeAlarm):
+            self._alert("device", f"an alarm in the name of shoe {message.shoe_id} was ignored: {why}")
+            self._publish()
+            return
+        # journaled apart from the shoe's own messages (a forgery must not take the real seq's place), one row
+        # per distinct message
+        digest = hashlib.sha256(message.model_dump_json().encode()).hexdigest()[:12]
+        marked = message.model_copy(update={"boot_id": f"untrusted-{digest}-{message.boot_id}"[:64]})
+        what = "a card" if isinstance(message, ShoeCard) else "a new deck"
+        self._refuse(marked, f"{what} in the name of shoe {message.shoe_id} refused: {why}", public_card=False)
+
+    def unsigned_shoe(self) -> None:
+        """Said once at start: without a key for the shoe, its messages cannot be told from anyone else's."""
+        self._alert(
+            "controller",
+            f"shoe {self.settings.shoe_id} has no signing key here: any client of the broker could deal at this "
+            "table (studio shoe-key new)",
+        )
+        self._publish()
 
     def on_alarm(self, alarm: ShoeAlarm) -> None:
         if alarm.shoe_id != self.settings.shoe_id:

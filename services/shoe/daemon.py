@@ -52,6 +52,7 @@ from services.bus.messages import (
 from services.cards import Card, CardError
 from services.observability import metrics
 from services.shoe.outbox import Outbox
+from services.shoe.signing import ShoeKey, sign
 from services.shoe.timecode import VideoClock
 
 log = logging.getLogger("studio.shoe")
@@ -66,6 +67,7 @@ class ShoeConfig:
     broker_url: str
     source: str = "serial"  # serial | camera | sim
     heartbeat: float = 1.0  # seconds between status refreshes
+    key: ShoeKey | None = None  # signs every card, new deck and alarm (see services.shoe.signing)
 
 
 class StampFields(TypedDict):
@@ -169,7 +171,7 @@ class ShoeDaemon:
         """A freshly shuffled deck is loaded (from the device, the dealer console or an operator)."""
 
         def build(seq: int, deck: int) -> bytes:
-            return encode(ShoeNewDeck(raw=_text(raw), **self._stamp(seq, deck)))
+            return self._sealed(ShoeNewDeck(raw=_text(raw), **self._stamp(seq, deck)))
 
         seq, payload = self.outbox.append(build, new_deck=True)
         self.counters.new_decks += 1
@@ -184,7 +186,7 @@ class ShoeDaemon:
             return
 
         def build(seq: int, deck: int) -> bytes:
-            return encode(
+            return self._sealed(
                 ShoeCard(
                     card=str(card), burn=burn, source=self.config.source,  # type: ignore[arg-type]
                     confidence=round(confidence, 4), raw=raw, **self._stamp(seq, deck, seen_at),
@@ -265,7 +267,12 @@ class ShoeDaemon:
             after_seq=self.outbox.last_seq, code=code, text=text, ts=self._now(), video_tc=self.video.timecode(),
             raw=_text(raw),
         )  # fmt: skip
-        self.client.publish(topics.shoe_alarms(self.config.table), encode(alarm), qos=1)
+        self.client.publish(topics.shoe_alarms(self.config.table), self._sealed(alarm), qos=1)
+
+    def _sealed(self, message: ShoeCard | ShoeNewDeck | ShoeAlarm) -> bytes:
+        """The message as sent: signed with the shoe's key when it has one (the controller checks it)."""
+        payload = encode(message)
+        return payload if self.config.key is None else sign(payload, self.config.key)
 
     # ---- stamps -------------------------------------------------------------------------
 

@@ -97,9 +97,19 @@ class ShoeFeedClient:
     """
 
     def __init__(
-        self, url: str, table: str, shoe_id: str, deliver: Callable[[ShoeEvent], None], next_seq: int | None = None
+        self,
+        url: str,
+        table: str,
+        shoe_id: str,
+        deliver: Callable[[ShoeEvent], None],
+        next_seq: int | None = None,
+        untrusted: Callable[[bytes], str | None] | None = None,
+        refuse: Callable[[ShoeEvent, str], None] | None = None,
     ) -> None:
+        """``untrusted(payload)`` says why a message of the table's shoe is not to be trusted (None: it is);
+        such a message goes to ``refuse`` and takes no place in the sequence."""
         self.table, self.deliver = table, deliver
+        self.untrusted, self.refuse = untrusted, refuse
         self.feed = ShoeFeed(shoe_id, next_seq)
         self.malformed = 0
         self.subscribed = threading.Event()
@@ -136,6 +146,11 @@ class ShoeFeedClient:
             # another shoe on this table's topic (miswired): not part of the sequence, but the consumer
             # must see it to refuse, record and raise it — dropping it here would hide the fault
             self.deliver(event)
+            return
+        reason = self.untrusted(bytes(message.payload)) if self.untrusted else None
+        if reason is not None:  # it must not take the place of the shoe's real message with the same seq
+            if self.refuse is not None:
+                self.refuse(event, reason)
             return
         with self._lock:
             ready = self.feed.receive(event)

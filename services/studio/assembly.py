@@ -31,6 +31,7 @@ from services.rounds.models import GameTable
 from services.rounds.players import PlayerService
 from services.rounds.service import RoundService
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
+from services.shoe.signing import KeyRing, key_for
 from services.studio.dealer import SimulatedDealer
 
 log = logging.getLogger("studio.up")
@@ -91,7 +92,10 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
             shoe = VirtualShoe("line", config.run_dir / f"pty-{table}")
             stack.callback(shoe.close)
             shoes[table] = shoe
-            shoe_config = ShoeConfig(table, f"{table}-shoe", config.run_dir / f"shoe-{table}.outbox", url, "sim")
+            key = key_for(config.run_dir / "keys", f"{table}-shoe")
+            shoe_config = ShoeConfig(
+                table, f"{table}-shoe", config.run_dir / f"shoe-{table}.outbox", url, "sim", key=key
+            )
             device = SerialShoe(str(shoe.path), "line", backoff=Backoff(0.05)).events
             start(ShoeDaemon(shoe_config, device).run, f"shoe-{table}")
             start(SimulatedDealer(url, table, shoe, seed=index, pace=config.dealer_pace).run, f"dealer-{table}")
@@ -99,7 +103,7 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
             table: ControllerSettings(f"{table}-shoe", result_pause_ms=config.result_pause_ms)
             for table in config.tables
         }
-        controller = Controller(service, url, settings)
+        controller = Controller(service, url, settings, keys=KeyRing(config.run_dir / "keys"))
         start(controller.run, "controller")
         server = uvicorn.Server(
             uvicorn.Config(

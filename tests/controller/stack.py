@@ -28,6 +28,7 @@ from services.ledger.wallets import WalletService
 from services.rounds.players import PlayerService
 from services.rounds.service import RoundService
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
+from services.shoe.signing import KeyRing, new_key
 from tests.support import wait_until
 
 WINDOWS = {"betting_window_ms": 1500, "insurance_window_ms": 300, "decision_window_ms": 300}
@@ -44,10 +45,14 @@ class Studio:
         self.players = PlayerService(session_factory(database))
         self.service.create_table(self.table, "THB", windows)
         self.sim = VirtualShoe("monitor", directory / "pty")
-        config = ShoeConfig(self.table, self.shoe_id, directory / "outbox.db", url, source="sim", heartbeat=0.2)
+        self.key = new_key(self.shoe_id)  # the shoe signs; the controller holds the key
+        config = ShoeConfig(
+            self.table, self.shoe_id, directory / "outbox.db", url, source="sim", heartbeat=0.2, key=self.key
+        )
         self.daemon = ShoeDaemon(config, SerialShoe(str(self.sim.path), "monitor", backoff=Backoff(0.02)).events)
         settings = ControllerSettings(self.shoe_id, auto_open=False)
-        self.controller = Controller(self.service, url, {self.table: settings})
+        self.keys = KeyRing(directory / "keys", keys=[self.key])
+        self.controller = Controller(self.service, url, {self.table: settings}, keys=self.keys)
         self.views = Subscriber(url, [topics.round_state(self.table), topics.round_dealer(self.table)])
         self.views.wait_subscribed()
         self.stop = threading.Event()

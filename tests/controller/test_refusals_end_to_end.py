@@ -28,6 +28,7 @@ from services.rounds.engines import load
 from services.rounds.models import Round
 from services.rounds.service import Bet
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
+from services.shoe.signing import ShoeKey, sign
 from tests.controller import stack
 from tests.controller.stack import WINDOWS, Studio
 from tests.support import wait_until
@@ -354,3 +355,43 @@ def test_a_misread_pauses_the_deal_until_the_next_card_is_scanned(studio: Studio
     studio.deal_as_the_console_says(cards, round_id)
     assert_settled_as_scripted(studio, round_id)
     assert dispositions(studio) == [(card, "dealt") for card in SCRIPT]  # a misread is an alarm, not a shoe card
+
+
+def forge(studio: Studio, card: str, sign_with: ShoeKey | None) -> None:
+    """What an anonymous client of the broker can do: copy the shoe's last message, next seq, another card."""
+    cards = Subscriber(studio.controller.url, [topics.shoe_cards(studio.table)])
+    try:
+        cards.wait_subscribed()
+        last = studio.daemon.outbox.last_seq
+        real = dict(json.loads(studio.daemon.outbox.between(last, last)[0][1]))
+        forged = {k: v for k, v in real.items() if k not in ("sig", "key_id")} | {"seq": last + 1, "card": card}
+        payload = json.dumps(forged).encode()
+        if sign_with is not None:
+            payload = sign(payload, sign_with)
+        cards.client.publish(topics.shoe_cards(studio.table), payload, qos=1).wait_for_publish(5)
+        wait_until(lambda: any(m.payload == payload for m in list(cards.messages)), 10, "the forgery on the topic")
+    finally:
+        cards.close()
+
+
+def test_cards_in_the_shoes_name_without_its_key_are_refused_and_the_real_cards_are_dealt(studio: Studio) -> None:
+    """The attack found by probing: a card with the shoe's id, boot id and next seq, published by anyone."""
+    round_id = open_round_with_bets(studio)
+    cards = iter(SCRIPT)
+    deal_to(studio, round_id, cards, 7)  # the next card is the banker's face-down one
+    forge(studio, "AD", sign_with=None)
+    view = wait_for_dealer(studio, lambda view: bool(refusals(view)), "the first refusal")
+    thief = ShoeKey(studio.shoe_id, studio.key.key_id, b"not the shoe's secret, 32 bytes!")
+    forge(studio, "AC", sign_with=thief)
+    view = wait_for_dealer(studio, lambda view: len(refusals(view)) == 2, "the second refusal")
+    assert [text for text, _ in refusals(view)] == [
+        f"a card in the name of shoe {studio.shoe_id} refused: unsigned",
+        f"a card in the name of shoe {studio.shoe_id} refused: the signature does not match the message",
+    ]
+    assert [card for _, card in refusals(view)] == [None, None], "a forgery may name a face-down card: never shown"
+    assert on_table(view) == 7 and view["next_card"] == {"position": "banker", "index": 1, "face_up": False}
+    studio.deal_as_the_console_says(cards, round_id)
+    assert_settled_as_scripted(studio, round_id)  # the real face-down card, not the forgery
+    refused = [row for row in journal(studio) if row.disposition == "refused"]
+    assert [(row.card, row.shoe_id) for row in refused] == [("AD", studio.shoe_id), ("AC", studio.shoe_id)]
+    assert [card for card, disposition in dispositions(studio) if disposition == "dealt"] == SCRIPT

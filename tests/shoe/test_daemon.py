@@ -283,7 +283,9 @@ def test_a_new_deck_announced_by_an_operator_reaches_the_feed_in_order(
         assert [e.seq for e in received.events] == [1, 2, 3, 4]
         card = received.events[3]
         assert isinstance(card, ShoeCard) and card.card == "2C" and card.deck == 1
-        assert main(["new-deck", "--table", "bad/table", "--broker", mqtt_url]) == 2
+        with pytest.raises(SystemExit) as refused:  # argparse refuses the table id before anything starts
+            main(["new-deck", "--table", "bad/table", "--broker", mqtt_url])
+        assert refused.value.code == 2
     finally:
         daemon.close()
         received.client.close()
