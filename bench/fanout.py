@@ -36,7 +36,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 TABLE = "T1"
 PATH = f"/v1/tables/{TABLE}/state/stream"
@@ -224,16 +224,17 @@ def raw_server(port: int, pipe: Any) -> None:
 
         class Stream(asyncio.Protocol):
             def connection_made(self, transport: asyncio.BaseTransport) -> None:
-                assert isinstance(transport, asyncio.Transport)
-                transports.append(transport)
-                transport.write(head + latest[0])
+                writer = cast(asyncio.Transport, transport)  # uvloop's transports are not asyncio's classes
+                transports.append(writer)
+                writer.write(head + latest[0])
 
         server = await asyncio.get_running_loop().create_server(Stream, "127.0.0.1", port, backlog=16384)
         async with server:
             while (n := await asyncio.to_thread(pipe.recv)) is not None:
                 latest[0] = chunk(n)
                 for transport in transports:
-                    transport.write(latest[0])
+                    if not transport.is_closing():  # the port probe's connection, clients gone
+                        transport.write(latest[0])
 
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # writes to clients that left at the end
     try:
