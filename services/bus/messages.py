@@ -10,6 +10,8 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from hardware.codes import CODE_PATTERN
+
 VERSION: Literal[1] = 1
 
 
@@ -37,7 +39,7 @@ class Stamp(_Message):
 
 class ShoeCard(Stamp):
     type: Literal["card"] = "card"
-    card: str = Field(pattern=r"^[A23456789TJQK][SHDC]$")
+    card: str = Field(pattern=CODE_PATTERN)
     burn: bool = False
     source: Literal["serial", "camera", "sim"]
     confidence: float = Field(ge=0, le=1)

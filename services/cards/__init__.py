@@ -5,7 +5,8 @@ Parsing is strict (exactly one rank and one suit) and case-insensitive. Orders b
 ranks and suits differ per game, so this package defines none: each game owns its own.
 """
 
-from services.cards.card import FULL_DECK, RANKS, SUITS, Card, parse_cards
+from hardware.codes import RANKS, SUITS
+from services.cards.card import FULL_DECK, Card, parse_cards
 from services.cards.errors import CardError, DuplicateCardError, InvalidCardCodeError
 from services.cards.shoe import DeckTracker
 

@@ -6,10 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from hardware.codes import RANKS, SUITS
 from services.cards.errors import InvalidCardCodeError
-
-RANKS: Final = "A23456789TJQK"
-SUITS: Final = "SHDC"
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from services.cli import api, cards, controller, demo, maubinh, replay, shoe, tienlen, up
+from services.cli.commands import COMMANDS
 
 
 class Parser(argparse.ArgumentParser):
@@ -18,16 +19,25 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser, with ``command``'s module loaded (None: every module, as for tests of the whole CLI)."""
     parser = Parser(prog="studio", description="Live-dealer card studio backend.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (replay, tienlen, maubinh, demo, up, api, shoe, cards, controller):
-        module.register(commands)
+    modules = {module for module, _ in COMMANDS.values()} if command is None else set()
+    if command in COMMANDS:
+        modules.add(COMMANDS[command][0])
+    for module in sorted(modules):
+        importlib.import_module(f"services.cli.{module}").register(commands)
+    registered = set(commands.choices)
+    for name, (_, help_text) in COMMANDS.items():
+        if name not in registered:
+            commands.add_parser(name, help=help_text)  # listed; its module loads when it is the command
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(arguments[0] if arguments else None).parse_args(arguments)
     try:
         status: int = args.run(args)
     except BrokenPipeError:  # the reader went away (``studio … | head``): nothing more to say

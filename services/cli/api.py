@@ -11,20 +11,21 @@ import sys
 from typing import Any
 
 from services.cli.arguments import database_url, port
+from services.cli.commands import help_of
 from services.db import make_engine, migrate, session_factory
 from services.rounds.errors import RoundError
 from services.rounds.players import PlayerService
 
 
 def register(commands: Any) -> None:
-    api = commands.add_parser("api", help="serve the betting API (uvicorn)")
+    api = commands.add_parser("api", help=help_of("api"))
     api.add_argument("--host", default="127.0.0.1")
     api.add_argument("--port", type=port, default=8000)
     api.add_argument(
         "--database", type=database_url, default=None, help="database URL (default: STUDIO_DATABASE_URL or studio.db)"
     )
     api.set_defaults(run=run_api)
-    players = commands.add_parser("players", help="manage accounts")
+    players = commands.add_parser("players", help=help_of("players"))
     actions = players.add_subparsers(dest="action", required=True)
     add = actions.add_parser("add", help="create an account and print its bearer token")
     add.add_argument("id")

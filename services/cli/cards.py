@@ -17,10 +17,11 @@ import cv2
 
 from hardware.camera import DEFAULT_THRESHOLD, RecognitionError, Recognizer, Templates, calibrate_dir
 from hardware.sim.camera import calibration_photos
+from services.cli.commands import help_of
 
 
 def register(commands: Any) -> None:
-    cards = commands.add_parser("cards", help="camera card recognition: calibrate, recognize, generated deck")
+    cards = commands.add_parser("cards", help=help_of("cards"))
     actions = cards.add_subparsers(dest="action", required=True)
     cal = actions.add_parser("calibrate", help="build templates from a folder of photos named by card code")
     cal.add_argument("directory", type=Path)

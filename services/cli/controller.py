@@ -15,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from services.bus import broker
 from services.cli.arguments import database_url, mqtt_url, port, seconds, table_ids
+from services.cli.commands import help_of
 from services.controller.runner import Controller
 from services.controller.table import ControllerSettings
 from services.db import make_engine, migrate, session_factory
@@ -27,7 +28,7 @@ from services.shoe.signing import KeyRing
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("controller", help="run the round controller for some tables")
+    parser = commands.add_parser("controller", help=help_of("controller"))
     parser.add_argument(
         "--tables", required=True, type=table_ids, help="comma-separated table ids (created if missing)"
     )

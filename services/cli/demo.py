@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from services.cli.arguments import positive_int, table_ids
+from services.cli.commands import help_of
 from services.cli.up import public_login, studio_urls
 from services.games.pokdeng import Phase, Position, RoundResult
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
@@ -29,7 +30,7 @@ DEMO_WINDOWS = {"betting_window_ms": 2_500, "insurance_window_ms": 1_500, "decis
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("demo", help="run a whole simulated studio and print its rounds")
+    parser = commands.add_parser("demo", help=help_of("demo"))
     parser.add_argument("--rounds", type=positive_int, default=2, help="rounds per table before stopping (default 2)")
     parser.add_argument("--forever", action="store_true", help="keep the studio running until Ctrl-C")
     parser.add_argument(

@@ -13,12 +13,13 @@ import json
 import sys
 from typing import Any
 
+from services.cli.commands import help_of
 from services.cli.jsonfile import mirror
 from services.games.maubinh import MauBinhError, MauBinhSettings, auto_arrange, codes, parse, score_to_dict
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("maubinh", help="Mậu Binh tools")
+    parser = commands.add_parser("maubinh", help=help_of("maubinh"))
     tools = parser.add_subparsers(dest="tool", required=True, metavar="TOOL")
     score = tools.add_parser("score", help="score arranged hands from a file (or - for stdin)")
     score.add_argument("file", metavar="FILE", help="a table object or a JSON list of them; - reads stdin")

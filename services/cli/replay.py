@@ -7,13 +7,14 @@ import json
 import sys
 from typing import Any
 
+from services.cli.commands import help_of
 from services.cli.jsonfile import JsonFileError, load
 from services.games.pokdeng.errors import TranscriptError
 from services.games.pokdeng.transcript import replay, result_to_dict
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("replay", help="recompute rounds from a transcript file (or - for stdin)")
+    parser = commands.add_parser("replay", help=help_of("replay"))
     parser.add_argument("file", metavar="FILE", help="a transcript object or a JSON list of them; - reads stdin")
     parser.set_defaults(run=run)
 

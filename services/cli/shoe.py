@@ -16,16 +16,17 @@ from services.bus import broker, topics
 from services.bus.client import connect, make_client
 from services.bus.messages import NewDeckCommand, encode
 from services.cli.arguments import mqtt_url, port, positive_int, shoe_id, table_id
+from services.cli.commands import help_of
 from services.observability.http import serve_health
 from services.observability.logs import configure as configure_logs
-from services.shoe.daemon import ShoeConfig, ShoeDaemon
+from services.shoe.daemon import ShoeAlreadyOnlineError, ShoeConfig, ShoeDaemon
 from services.shoe.devices import DeviceURLError, open_device
 from services.shoe.signing import ShoeKey, new_key, write_key
 from services.shoe.timecode import VideoClock
 
 
 def register(commands: Any) -> None:
-    shoe = commands.add_parser("shoe", help="run a shoe daemon: device → MQTT")
+    shoe = commands.add_parser("shoe", help=help_of("shoe"))
     shoe.add_argument("--table", required=True, type=table_id)
     shoe.add_argument("--device", required=True, help="serial:///dev/ttyUSB0?dialect=monitor, socket://…, sim://serial")
     shoe.add_argument("--shoe-id", default=None, help="default: TABLE-shoe")
@@ -38,18 +39,18 @@ def register(commands: Any) -> None:
     shoe.add_argument("--http-port", type=port, default=None, help="serve /metrics, /healthz, /readyz (0: a free port)")
     shoe.add_argument("--key", type=Path, default=None, help="the shoe's signing key file (studio shoe-key new)")
     shoe.set_defaults(run=run_shoe)
-    deck = commands.add_parser("new-deck", help="announce a freshly shuffled deck to a table's shoe daemon")
+    deck = commands.add_parser("new-deck", help=help_of("new-deck"))
     deck.add_argument("--table", required=True, type=table_id)
     deck.add_argument("--by", default="operator", help="who announces it (recorded with the deck)")
     deck.add_argument("--broker", type=mqtt_url, default=None)
     deck.set_defaults(run=run_new_deck)
-    keys = commands.add_parser("shoe-key", help="make a shoe's signing key (the controller deals only what it signs)")
+    keys = commands.add_parser("shoe-key", help=help_of("shoe-key"))
     key_actions = keys.add_subparsers(dest="action", required=True, metavar="ACTION")
     new = key_actions.add_parser("new", help="write a new key for a shoe into the keys folder")
     new.add_argument("--shoe-id", required=True, type=shoe_id)
     new.add_argument("--dir", type=Path, default=broker.RUN_DIR / "keys", help="the keys folder (default .studio/keys)")
     new.set_defaults(run=run_new_key)
-    mqtt = commands.add_parser("broker", help="run the embedded MQTT broker (amqtt) on a free or given port")
+    mqtt = commands.add_parser("broker", help=help_of("broker"))
     mqtt.add_argument("--host", default="127.0.0.1")
     mqtt.add_argument("--port", type=port, default=0, help="0 (default): any free port; the URL goes to .studio/")
     mqtt.set_defaults(run=lambda args: broker.main(["--host", args.host, "--port", str(args.port)]))
@@ -89,7 +90,11 @@ def run_shoe(args: argparse.Namespace) -> int:
         ready = lambda: {"broker": daemon.client.is_connected(), "device": daemon.device_state == "connected"}  # noqa: E731
         server = serve_health("127.0.0.1", args.http_port, ready)
         logging.getLogger("studio.shoe").info("metrics and health on http://127.0.0.1:%d", server.server_address[1])
-    daemon.run(stop)
+    try:
+        daemon.run(stop)
+    except ShoeAlreadyOnlineError as error:
+        print(f"studio shoe: {error}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -13,11 +13,12 @@ from typing import Any
 from services.bus import topics
 from services.bus.broker import public_feed_url
 from services.cli.arguments import port, table_ids
+from services.cli.commands import help_of
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("up", help="run the whole studio (broker, API, controller, simulated shoes)")
+    parser = commands.add_parser("up", help=help_of("up"))
     parser.add_argument(
         "--tables", type=table_ids, default=("T1", "T2"), help="comma-separated table ids (default T1,T2)"
     )

@@ -37,7 +37,7 @@ from hardware.serial_shoe import (
     NewDeck,
 )
 from services.bus import topics
-from services.bus.client import connect, make_client
+from services.bus.client import Subscriber, connect, make_client
 from services.bus.messages import (
     MessageError,
     NewDeckCommand,
@@ -57,6 +57,14 @@ from services.shoe.timecode import VideoClock
 
 log = logging.getLogger("studio.shoe")
 Device = Callable[[threading.Event], Iterator[DriverEvent | CardSeen]]
+
+
+RETAINED_WAIT_S = 0.2
+TWIN_HEARTBEATS = 2.5  # a live daemon refreshes its status within this many heartbeats
+
+
+class ShoeAlreadyOnlineError(RuntimeError):
+    """Another daemon of the same shoe is alive and publishing for the table."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +127,16 @@ class ShoeDaemon:
     # ---- running ------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> None:
-        """Publish until ``stop`` is set; then say ``offline`` and close."""
+        """Publish until ``stop`` is set; then say ``offline`` and close.
+
+        Raises ``ShoeAlreadyOnlineError`` before anything is published if a live daemon of the same shoe
+        already feeds the table: two writers of one sequence would take over each other's cards.
+        """
+        try:
+            self._refuse_a_twin()
+        except ShoeAlreadyOnlineError:
+            self.outbox.close()
+            raise
         for seq, payload in self.outbox.pending():  # what a previous run stored but never saw acknowledged
             self._publish(seq, payload)
             self.counters.republished += 1
@@ -247,6 +264,37 @@ class ShoeDaemon:
         self.counters.resend_requests += 1
         for seq, payload in self.outbox.between(request.from_seq, request.to_seq):
             self._publish(seq, payload)
+
+    def _refuse_a_twin(self) -> None:
+        """A live twin keeps refreshing its retained ``online`` status; a dead one's status stops changing."""
+        probe = Subscriber(self.config.broker_url, [self._status_topic], client_id=f"probe-{self.boot_id}")
+        try:
+            probe.wait_subscribed()
+            time.sleep(RETAINED_WAIT_S)  # the retained status follows the subscription
+            if not self._twin_statuses(probe):
+                return  # nobody, or a daemon that said offline
+            deadline = time.monotonic() + TWIN_HEARTBEATS * self.config.heartbeat
+            while time.monotonic() < deadline:
+                if len(self._twin_statuses(probe)) >= 2:
+                    raise ShoeAlreadyOnlineError(
+                        f"shoe {self.config.shoe_id} is already online at table {self.config.table} "
+                        "(another daemon keeps refreshing its status): stop that one first"
+                    )
+                time.sleep(min(0.05, self.config.heartbeat / 4))
+        finally:
+            probe.close()
+
+    def _twin_statuses(self, probe: Subscriber) -> set[str]:
+        """The heartbeats (their ``ts``) of another live daemon of this shoe; empty if the last word was offline."""
+        beats: set[str] = set()
+        for message in list(probe.messages):
+            try:
+                status = decode(ShoeStatus, bytes(message.payload))
+            except MessageError:
+                continue
+            if status.shoe_id == self.config.shoe_id and status.boot_id != self.boot_id:
+                beats = beats | {status.ts} if status.state == "online" else set()
+        return beats
 
     def _publish_status(self) -> None:
         self.client.publish(self._status_topic, self._status("online"), qos=1, retain=True)

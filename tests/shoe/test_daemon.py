@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -11,7 +12,9 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +26,7 @@ from services.bus import topics
 from services.bus.client import Subscriber
 from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck, ShoeStatus, decode
 from services.cli import main
-from services.shoe.daemon import ShoeConfig, ShoeDaemon
+from services.shoe.daemon import ShoeAlreadyOnlineError, ShoeConfig, ShoeDaemon
 from services.shoe.feed import ShoeEvent, ShoeFeedClient
 from tests.conftest import BrokerProcess
 from tests.support import wait_until
@@ -289,3 +292,36 @@ def test_a_new_deck_announced_by_an_operator_reaches_the_feed_in_order(
     finally:
         daemon.close()
         received.client.close()
+
+
+def test_a_second_daemon_of_a_shoe_that_is_online_refuses_to_start(
+    mqtt_url: str, table: str, sim: VirtualShoe, tmp_path: Path
+) -> None:
+    """Two writers of one sequence would take over each other's cards: the second one stops before publishing."""
+    first = Running(config(table, mqtt_url, tmp_path), sim, "monitor")
+    cards = Subscriber(mqtt_url, [topics.shoe_cards(table)])
+    cards.wait_subscribed()
+    try:
+        wait_until(lambda: first.daemon.client.is_connected(), 10, "the first daemon online")
+        twin = ShoeDaemon(replace(config(table, mqtt_url, tmp_path), outbox=tmp_path / "twin.db"), idle_device)
+        with pytest.raises(ShoeAlreadyOnlineError, match=f"shoe {table}-shoe is already online at table {table}"):
+            twin.run(threading.Event())
+        published = [json.loads(m.payload).get("boot_id") for m in list(cards.messages)]
+        assert twin.boot_id not in published, "the twin published nothing"
+    finally:
+        first.close()
+        cards.close()
+    restarted = ShoeDaemon(replace(config(table, mqtt_url, tmp_path), outbox=tmp_path / "again.db"), idle_device)
+    stop = threading.Event()
+    thread = threading.Thread(target=restarted.run, args=(stop,), daemon=True)
+    thread.start()
+    wait_until(lambda: restarted.client.is_connected(), 10, "a daemon after the first one stopped")
+    stop.set()
+    thread.join(10)
+    assert not thread.is_alive()
+
+
+def idle_device(stop: threading.Event) -> Iterator[Any]:
+    stop.wait()
+    return
+    yield
