@@ -22,7 +22,12 @@ BAD = [
     (["up", "--tables", ","], "expected comma-separated table ids"),
     (["api", "--database", "nosuchdb://x"], "unsupported database 'nosuchdb'"),
     (["api", "--port", "http"], "expected a whole number, got 'http'"),
-    (["players", "add", "bad id!", "--database", "sqlite:///{tmp}/p.db"], "invalid id 'bad id!'"),
+    (["players", "add", "bad id!", "--database", "sqlite:///{tmp}/p.db", "--create-database"], "invalid id 'bad id!'"),
+    (
+        ["players", "add", "ana", "--database", "sqlite:///{tmp}/none.db"],
+        "none.db: point --database or STUDIO_DATABASE_URL",
+    ),
+    (["api", "--database", "sqlite:///{tmp}/none.db"], "no database at"),
     (["players", "add", "ana", "--role", "king"], "invalid choice: 'king'"),
     (["broker", "--port", "-5"], "a port is 0–65535, got -5"),
     (["shoe", "--table", "T/1#", "--device", "sim://serial"], "invalid table id 'T/1#'"),
@@ -43,6 +48,7 @@ BAD = [
     (["controller", "--tables", "T1", "--database", "nosuchdb://x"], "unsupported database 'nosuchdb'"),
     (["controller", "--tables", "T1", "--database", "sqlite", "--broker", NOBODY], "not a database URL: 'sqlite'"),
     (["controller", "--tables", "T1", "--result-pause", "-1"], "expected 0–86400 seconds"),
+    (["controller", "--tables", "T1", "--broker", NOBODY, "--database", "sqlite:///{tmp}/none.db"], "no database at"),
     (
         ["controller", "--tables", "T1", "--broker", NOBODY, "--database", "postgresql+psycopg://x@127.0.0.1:1/none"],
         "OperationalError",
@@ -96,3 +102,13 @@ def test_debugging_shows_the_traceback(tmp_path: Path) -> None:
         command, capture_output=True, text=True, timeout=60, check=False, env={"STUDIO_DEBUG": "1", "PATH": ""}
     )
     assert "Traceback" in done.stderr
+
+
+def test_a_new_sqlite_database_is_made_only_when_asked(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    command = [sys.executable, "-m", "services.cli", "players", "add", "boss", "--role", "operator"]
+    command += ["--database", f"sqlite:///{path}"]
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert refused.returncode == 2 and not path.exists()
+    made = subprocess.run([*command, "--create-database"], capture_output=True, text=True, timeout=60, check=False)
+    assert made.returncode == 0 and path.exists() and '"token"' in made.stdout

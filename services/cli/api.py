@@ -10,9 +10,9 @@ import json
 import sys
 from typing import Any
 
-from services.cli.arguments import database_url, port
+from services.cli.arguments import add_database_options, open_database, port
 from services.cli.commands import help_of
-from services.db import make_engine, migrate, session_factory
+from services.db import session_factory
 from services.rounds.errors import RoundError
 from services.rounds.players import PlayerService
 
@@ -21,16 +21,14 @@ def register(commands: Any) -> None:
     api = commands.add_parser("api", help=help_of("api"))
     api.add_argument("--host", default="127.0.0.1")
     api.add_argument("--port", type=port, default=8000)
-    api.add_argument(
-        "--database", type=database_url, default=None, help="database URL (default: STUDIO_DATABASE_URL or studio.db)"
-    )
+    add_database_options(api)
     api.set_defaults(run=run_api)
     players = commands.add_parser("players", help=help_of("players"))
     actions = players.add_subparsers(dest="action", required=True)
     add = actions.add_parser("add", help="create an account and print its bearer token")
     add.add_argument("id")
     add.add_argument("--role", choices=("player", "dealer", "operator"), default="player")
-    add.add_argument("--database", type=database_url, default=None)
+    add_database_options(add)
     add.set_defaults(run=run_add_player)
 
 
@@ -42,8 +40,9 @@ def run_api(args: argparse.Namespace) -> int:
     from services.api.notify import RoundNotifier
     from services.bus.broker import BrokerNotFoundError, broker_url
 
-    engine = make_engine(args.database)
-    migrate(engine)
+    engine = open_database(args, "studio api")
+    if engine is None:
+        return 2
     try:
         url = broker_url()
     except BrokerNotFoundError:
@@ -57,8 +56,9 @@ def run_api(args: argparse.Namespace) -> int:
 
 
 def run_add_player(args: argparse.Namespace) -> int:
-    engine = make_engine(args.database)
-    migrate(engine)
+    engine = open_database(args, "studio players add")
+    if engine is None:
+        return 2
     try:
         token = PlayerService(session_factory(engine)).register(args.id, args.role)
     except RoundError as error:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from urllib.parse import urlsplit
 
+from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from services.bus import broker, topics
+from services.db import DatabaseNotFoundError, make_engine, migrate, require_existing
 
 DATABASES = ("sqlite", "postgresql", "postgresql+psycopg")
 
@@ -75,6 +78,29 @@ def database_url(text: str) -> str:
             f"unsupported database {url.drivername!r} in {text!r} (use one of: {', '.join(DATABASES)})"
         )
     return text
+
+
+def add_database_options(parser: argparse.ArgumentParser) -> None:
+    """``--database`` (default: STUDIO_DATABASE_URL, else studio.db) and ``--create-database``."""
+    parser.add_argument(
+        "--database", type=database_url, default=None, help="database URL (default: STUDIO_DATABASE_URL or studio.db)"
+    )
+    parser.add_argument(
+        "--create-database", action="store_true", help="make the SQLite file if it is not there (else refused)"
+    )
+
+
+def open_database(args: argparse.Namespace, prog: str) -> Engine | None:
+    """The studio's database, migrated; None (after one line on stderr) for a SQLite file that is not there."""
+    if not args.create_database:
+        try:
+            require_existing(args.database)
+        except DatabaseNotFoundError as error:
+            print(f"{prog}: {error}", file=sys.stderr)
+            return None
+    engine = make_engine(args.database)
+    migrate(engine)
+    return engine
 
 
 def _integer(text: str) -> int:

@@ -14,11 +14,11 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from services.bus import broker
-from services.cli.arguments import database_url, mqtt_url, port, seconds, table_ids
+from services.cli.arguments import add_database_options, mqtt_url, open_database, port, seconds, table_ids
 from services.cli.commands import help_of
 from services.controller.runner import Controller
 from services.controller.table import ControllerSettings
-from services.db import make_engine, migrate, session_factory
+from services.db import session_factory
 from services.observability.http import serve_health
 from services.observability.logs import configure as configure_logs
 from services.rounds.errors import RoundError
@@ -37,7 +37,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--manual", action="store_true", help="do not open rounds by themselves (operator opens)")
     parser.add_argument("--http-port", type=port, default=0, help="/metrics, /healthz, /readyz (0: a free port)")
     parser.add_argument("--broker", type=mqtt_url, default=None)
-    parser.add_argument("--database", type=database_url, default=None)
+    add_database_options(parser)
     parser.add_argument(
         "--shoe-keys",
         type=Path,
@@ -55,8 +55,9 @@ def run_controller(args: argparse.Namespace) -> int:
     except broker.BrokerNotFoundError as error:
         print(f"studio controller: {error}", file=sys.stderr)
         return 2
-    engine = make_engine(args.database)
-    migrate(engine)
+    engine = open_database(args, "studio controller")
+    if engine is None:
+        return 2
     service = RoundService(session_factory(engine))
     for table in tables:
         with service.sessions() as session:

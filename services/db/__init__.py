@@ -5,7 +5,23 @@ One code path serves both; the few dialect differences live in this package.
 """
 
 from services.db.base import Base
-from services.db.engine import DEFAULT_URL, database_url, make_engine, session_factory
+from services.db.engine import (
+    DEFAULT_URL,
+    DatabaseNotFoundError,
+    database_url,
+    make_engine,
+    require_existing,
+    session_factory,
+)
 from services.db.migrate import migrate
 
-__all__ = ["DEFAULT_URL", "Base", "database_url", "make_engine", "migrate", "session_factory"]
+__all__ = [
+    "DEFAULT_URL",
+    "Base",
+    "DatabaseNotFoundError",
+    "database_url",
+    "make_engine",
+    "migrate",
+    "require_existing",
+    "session_factory",
+]

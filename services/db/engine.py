@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
@@ -21,6 +22,21 @@ def database_url(url: str | None = None) -> str:
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     return parsed.render_as_string(hide_password=False)
+
+
+class DatabaseNotFoundError(RuntimeError):
+    """A SQLite file that is not there: a process must not quietly start a second studio database."""
+
+
+def require_existing(url: str | None = None) -> None:
+    """Refuse a SQLite URL whose file does not exist (``studio up``/``demo`` or ``--create-database`` make one)."""
+    parsed = make_url(database_url(url))
+    path = parsed.database
+    if parsed.get_backend_name() == "sqlite" and path and path != ":memory:" and not Path(path).exists():
+        raise DatabaseNotFoundError(
+            f"no database at {path}: point --database or STUDIO_DATABASE_URL at the studio's, "
+            "or pass --create-database to start a new one"
+        )
 
 
 def make_engine(url: str | None = None, **options: Any) -> Engine:
