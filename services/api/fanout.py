@@ -107,12 +107,6 @@ class Hub:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._broadcast, feed)
 
-    def missed(self, key: str, seen: int) -> tuple[int, list[bytes]]:
-        """The frames after ``seen`` (all of them, or just the latest if ``seen`` is too old), and the seq now."""
-        with self._lock:
-            feed = self._feeds.get(key)
-            return (seen, []) if feed is None else _missed(feed, seen)
-
     def resume_point(self, last_event_id: str | None) -> int:
         """The seq a client already has, from its ``Last-Event-ID`` (0: nothing, or another process's id)."""
         epoch, _, seq = (last_event_id or "").partition(".")
@@ -238,6 +232,7 @@ def _server_transport(scope: Scope) -> Any:
 
 
 def _missed(feed: Feed, seen: int) -> tuple[int, list[bytes]]:
+    """The frames after ``seen`` (all of them, or just the latest if ``seen`` is too old), and the seq now."""
     if not feed.frames or seen == feed.seq:
         return seen, []
     oldest = feed.frames[0][0]
