@@ -101,7 +101,8 @@ from services.ledger.wallets import WalletService
 from services.rounds.errors import RoundError
 from services.rounds.models import Round, RoundLogEntry, Wager
 from services.rounds.players import PlayerService
-from services.rounds.service import Bet, RoundService
+from services.rounds.pokdeng import Bet, pokdeng
+from services.rounds.service import RoundService
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
 from services.studio.dealer import SimulatedDealer
 
@@ -154,7 +155,7 @@ class Bettor:
             for player in self.players.get(table, []):
                 bet = Bet(Side.PLAYER, self.rng.choice(SEATS), STAKE)
                 try:
-                    self.service.place_bets(player, round_id, [bet], key=uuid.uuid4().hex)
+                    pokdeng(self.service).place_bets(player, round_id, [bet], key=uuid.uuid4().hex)
                     self.stats["slips accepted"] += 1
                 except RoundError as error:  # the 100 ms window closed first: as in life
                     self.stats[f"slips refused ({type(error).__name__})"] += 1

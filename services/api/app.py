@@ -7,7 +7,7 @@ may produce a 5xx (the tests fuzz the API from its own OpenAPI document to hold 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 
@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
 from services.api import operator_routes, page_routes, player_routes
+from services.api.actions import action_routes
 from services.api.consoles import ViewRelay
 from services.api.deps import Services
 from services.api.fanout import RAW_SEND, Poller
@@ -31,54 +32,20 @@ from services.api.limits import MAX_BODY_BYTES, BodyLimit
 from services.cards import CardError
 from services.db import session_factory
 from services.db.engine import POOL_SIZE
-from services.games.pokdeng import (
-    DecisionError,
-    IllegalActionError,
-    InsuranceError,
-    PokDengError,
-    SettingsError,
-    WagerError,
-)
-from services.ledger.errors import IdempotencyConflictError, InsufficientFundsError, LedgerError
+from services.games.base import GameError
+from services.ledger.errors import LedgerError
 from services.ledger.wallets import WalletService
 from services.rounds import queries
 from services.rounds.clock import Clock
-from services.rounds.errors import (
-    AuthError,
-    BettingClosedError,
-    ForbiddenError,
-    NotFoundError,
-    RecalculationRefusedError,
-    RoundError,
-    WindowClosedError,
-)
+from services.rounds.errors import RoundError
 from services.rounds.players import PlayerService
 from services.rounds.service import RoundService
 
 log = logging.getLogger("studio.api")
 STREAM_POLL_S = 0.25  # without a broker: how often a watched table's public state is read
 
-# (status, code) per error class; the first match in this order wins.
-ERRORS: list[tuple[type[Exception], int, str]] = [
-    (AuthError, 401, "unauthorized"),
-    (ForbiddenError, 403, "forbidden"),
-    (NotFoundError, 404, "not_found"),
-    (BettingClosedError, 409, "betting_closed"),
-    (WindowClosedError, 409, "window_closed"),
-    (RecalculationRefusedError, 409, "recalculation_refused"),
-    (InsufficientFundsError, 409, "insufficient_funds"),
-    (IdempotencyConflictError, 422, "idempotency_conflict"),
-    (IllegalActionError, 409, "not_expected_now"),
-    (WagerError, 422, "invalid_wager"),
-    (InsuranceError, 422, "invalid_insurance"),
-    (DecisionError, 403, "not_your_decision"),
-    (page_routes.ConsoleUnavailableError, 503, "console_unavailable"),
-    (SettingsError, 422, "invalid_settings"),
-    (CardError, 422, "invalid_card"),
-    (PokDengError, 422, "rule_violation"),
-    (LedgerError, 422, "ledger_error"),
-    (RoundError, 422, "invalid_request"),
-]
+# Every package's errors carry their own ``code`` and HTTP ``status``; the API maps them by base class.
+ERRORS: tuple[type[Exception], ...] = (RoundError, GameError, LedgerError, CardError)
 
 
 def create_app(
@@ -123,7 +90,11 @@ def create_app(
         states = app.state.services.states
         poller = Poller(states, lambda table: queries.current_round(rounds, table), STREAM_POLL_S)
         app.state.services = replace(app.state.services, poller=poller)
+    services = app.state.services
+    seat_poller = Poller(services.seats, lambda key: services.rounds.seat_view(*key.split("/", 2)), STREAM_POLL_S)
+    app.state.services = replace(services, seat_poller=seat_poller)
     app.include_router(player_routes.router)
+    app.include_router(action_routes())
     app.include_router(player_routes.public)
     app.include_router(operator_routes.router)
     app.include_router(page_routes.dealer)
@@ -148,8 +119,8 @@ def create_app(
             return JSONResponse({"status": "unavailable", "reason": type(error).__name__}, status_code=503)
         return JSONResponse({"status": "ready"})
 
-    for error_class, status, code in ERRORS:
-        app.add_exception_handler(error_class, _handler(status, code))
+    for error_class in ERRORS:
+        app.add_exception_handler(error_class, _refused)
     for error_class in UNAVAILABLE:
         app.add_exception_handler(error_class, _database_unavailable)
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
@@ -180,11 +151,10 @@ async def _database_unavailable(_request: Request, error: Exception) -> JSONResp
     )
 
 
-def _handler(status: int, code: str) -> Callable[[Request, Exception], Awaitable[JSONResponse]]:
-    async def handle(_request: Request, error: Exception) -> JSONResponse:
-        return JSONResponse({"code": code, "message": str(error)}, status_code=status)
-
-    return handle
+async def _refused(_request: Request, error: Exception) -> JSONResponse:
+    """A refusal by the rounds, a game, the ledger or the cards: its own code and status."""
+    code, status = getattr(error, "code", "invalid_request"), getattr(error, "status", 422)
+    return JSONResponse({"code": code, "message": str(error)}, status_code=status)
 
 
 async def _validation_error(_request: Request, error: Exception) -> JSONResponse:

@@ -21,7 +21,7 @@ import paho.mqtt.client as mqtt
 from services.api.fanout import Hub
 from services.bus import topics
 from services.bus.client import connect, make_client
-from services.bus.messages import ControllerStatus, decode
+from services.bus.messages import ControllerStatus, DealerView, RoundView, decode
 
 log = logging.getLogger("studio.api")
 RECHECK_S = 2.0  # a dealer stream re-checks its token this often (and sends a heartbeat)
@@ -65,13 +65,17 @@ class ViewRelay:
                 self._controller(status.controller, (status.state, status.tables))
                 return
             table = topics.table_of(message.topic)
+            public = mqtt.topic_matches_sub(topics.every_round_state(), message.topic)
             view = json.loads(message.payload)
             if not isinstance(view, dict):
                 raise ValueError("not a JSON object")
+            checked = (RoundView if public else DealerView).model_validate(view)
+            if checked.table_id != table:
+                raise ValueError(f"a view of table {checked.table_id!r} on table {table!r}'s topic")
         except ValueError as error:  # MessageError too
             log.warning("ignored a message on %s: %s", message.topic, error)
             return
-        if mqtt.topic_matches_sub(topics.every_round_state(), message.topic):
+        if public:
             self.state.publish(table, view)
             return
         with self._lock:

@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from services.api.consoles import ViewRelay
+from services.api.consoles import RECHECK_S, ViewRelay
 from services.api.fanout import Hub, Poller
 from services.ledger.wallets import WalletService
 from services.rounds.errors import AuthError, ForbiddenError
@@ -30,6 +30,8 @@ class Services:
     relay: ViewRelay | None = None  # the controllers' round views from the broker (None: no broker)
     states: Hub = field(default_factory=Hub)  # the public round state per table, fanned out to its streams
     poller: Poller | None = None  # without a broker: reads each watched table's state from the database
+    seats: Hub = field(default_factory=lambda: Hub(heartbeat_s=RECHECK_S))  # private seat views, "table/seat/player"
+    seat_poller: Poller | None = None  # reads each watched private view from the database
 
 
 def get_services(request: Request) -> Services:

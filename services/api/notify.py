@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from services.bus import topics
 from services.bus.client import connect, make_client
+from services.bus.messages import RoundChanged, encode
 
 
 class RoundNotifier:
@@ -17,8 +16,7 @@ class RoundNotifier:
 
     def __call__(self, round_id: str) -> None:
         table = round_id.rsplit("-", 1)[0]  # a round id is "<table>-<number>"
-        payload = json.dumps({"v": 1, "type": "round_changed", "round_id": round_id})
-        self.client.publish(topics.round_commands(table), payload, qos=1)
+        self.client.publish(topics.round_commands(table), encode(RoundChanged(round_id=round_id)), qos=1)
 
     def close(self) -> None:
         self.client.disconnect()

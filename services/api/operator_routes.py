@@ -10,8 +10,8 @@ from fastapi import APIRouter
 
 from services.api.deps import CurrentOperator, CurrentStaff, IdempotencyKey, ServicesDep
 from services.api.schemas import (
-    AppliedOut,
     CardIn,
+    DealersOut,
     MoneyIn,
     OpenRoundIn,
     PlayerIn,
@@ -23,14 +23,9 @@ from services.api.schemas import (
     WalletOut,
 )
 from services.cards import Card
-from services.games.pokdeng import Position
-from services.rounds.service import Applied
+from services.rounds.adapters import AppliedOut, applied_out
 
 router = APIRouter(prefix="/v1/operator", tags=["operator"])
-
-
-def applied_out(applied: Applied) -> AppliedOut:
-    return AppliedOut(round_id=applied.round_id, phase=applied.phase, events=[type(e).__name__ for e in applied.events])
 
 
 @router.post("/players", status_code=201)
@@ -69,8 +64,25 @@ def player_wallet(player_id: str, _operator: CurrentOperator, services: Services
 
 @router.post("/tables", status_code=201)
 def create_table(body: TableIn, _operator: CurrentOperator, services: ServicesDep) -> TableIn:
-    services.rounds.create_table(body.id, body.currency, body.settings)
+    services.rounds.create_table(body.id, body.currency, body.settings, body.game)
     return body
+
+
+@router.get("/tables/{table_id}/dealers")
+def table_dealers(table_id: str, _operator: CurrentOperator, services: ServicesDep) -> DealersOut:
+    return DealersOut(table_id=table_id, dealers=services.players.dealers(table_id))
+
+
+@router.put("/tables/{table_id}/dealers/{dealer_id}")
+def assign_dealer(table_id: str, dealer_id: str, _operator: CurrentOperator, services: ServicesDep) -> DealersOut:
+    """Give a dealer the table's console (its dealer stream); dealers see only the tables assigned to them."""
+    return DealersOut(table_id=table_id, dealers=services.players.assign(table_id, dealer_id))
+
+
+@router.delete("/tables/{table_id}/dealers/{dealer_id}")
+def unassign_dealer(table_id: str, dealer_id: str, _operator: CurrentOperator, services: ServicesDep) -> DealersOut:
+    """Take the table from the dealer: an open console stream of theirs ends within seconds."""
+    return DealersOut(table_id=table_id, dealers=services.players.unassign(table_id, dealer_id))
 
 
 @router.post("/tables/{table_id}/rounds", status_code=201)
@@ -82,7 +94,7 @@ def open_round(table_id: str, body: OpenRoundIn, _staff: CurrentStaff, services:
 
 @router.post("/rounds/{round_id}/close-betting")
 def close_betting(round_id: str, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
-    applied = services.rounds.close_betting(round_id, staff.id)
+    applied = services.rounds.close_window(round_id, staff.id, kind="betting")
     services.notify(round_id)
     return applied_out(applied)
 
@@ -96,14 +108,15 @@ def deal(round_id: str, body: CardIn, staff: CurrentStaff, services: ServicesDep
 
 @router.post("/rounds/{round_id}/close-insurance")
 def close_insurance(round_id: str, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
-    applied = services.rounds.close_insurance(round_id, staff.id)
+    applied = services.rounds.close_window(round_id, staff.id, kind="insurance")
     services.notify(round_id)
     return applied_out(applied)
 
 
 @router.post("/rounds/{round_id}/timeout")
-def decision_timeout(round_id: str, body: TimeoutIn, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
-    applied = services.rounds.decision_timeout(round_id, Position(body.seat), staff.id)
+def end_window(round_id: str, body: TimeoutIn, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
+    """End the round's open window now (of that seat, if given), as if its time had run out."""
+    applied = services.rounds.close_window(round_id, staff.id, seat=body.seat)
     services.notify(round_id)
     return applied_out(applied)
 

@@ -18,7 +18,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from services.api.deps import CurrentStaff, ServicesDep, bearer
 from services.rounds import queries
-from services.rounds.errors import AuthError, RoundError
+from services.rounds.errors import AuthError, ForbiddenError, RoundError
 
 PAGES = Path(__file__).parent / "pages"
 WAITING = "the round controller (no dealer view yet)"
@@ -29,6 +29,9 @@ dealer = APIRouter(prefix="/v1", tags=["dealer"])
 
 class ConsoleUnavailableError(RoundError):
     """The API has no broker connection, so it cannot relay the controller's dealer view."""
+
+    code = "console_unavailable"
+    status = 503
 
 
 @pages.get("/")
@@ -62,6 +65,8 @@ async def dealer_stream(
 
     The token is checked again every few seconds: a revoked token's open stream ends."""
     await asyncio.to_thread(queries.table, services.rounds, table_id)
+    if not await asyncio.to_thread(services.players.runs_table, staff, table_id):
+        raise ForbiddenError(f"{staff.id} is not assigned to table {table_id} (an operator assigns dealers)")
     relay = services.relay
     if relay is None:
         raise ConsoleUnavailableError("this API has no broker connection: the dealer console feed is unavailable")
@@ -72,8 +77,9 @@ async def dealer_stream(
     async def still_allowed() -> bool:
         try:
             identity = await asyncio.to_thread(services.players.authenticate, token)
+            assigned = await asyncio.to_thread(services.players.runs_table, identity, table_id)
         except AuthError:
             return False
-        return identity.role == staff.role
+        return identity.role == staff.role and assigned
 
     return relay.dealer.stream(table_id, last_event_id=last_event_id, changes=changes, still_allowed=still_allowed)

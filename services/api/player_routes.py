@@ -1,4 +1,8 @@
-"""The player betting API: wallet, bets, insurance, decisions, threshold, history; the public state stream."""
+"""The player API: identity and settings, wallet, history, round reads and the state streams.
+
+Each game's actions in a round (Pok Deng's bets, insurance and decisions…) are routes of their own,
+made from the game's adapter by ``services.api.actions``.
+"""
 
 from __future__ import annotations
 
@@ -7,25 +11,14 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Depends, Header, Path, Query
 from fastapi.responses import Response, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials
 
-from services.api.deps import CurrentPlayer, IdempotencyKey, ServicesDep
-from services.api.schemas import (
-    AppliedOut,
-    BetSlipIn,
-    DecisionIn,
-    IdentityOut,
-    InsuranceIn,
-    InsuranceOut,
-    SlipOut,
-    StatementLineOut,
-    ThresholdIn,
-    WalletOut,
-)
-from services.games.pokdeng import Position, Side
+from services.api.deps import CurrentPlayer, ServicesDep, bearer
+from services.api.schemas import IdentityOut, StatementLineOut, ThresholdIn, WalletOut
 from services.rounds import queries
-from services.rounds.service import Bet
+from services.rounds.errors import AuthError, ForbiddenError
 
 public = APIRouter(prefix="/v1", tags=["public"])
 
@@ -35,14 +28,14 @@ Limit = Annotated[int, Query(ge=1, le=100)]
 
 @router.get("/me")
 def me(player: CurrentPlayer, services: ServicesDep) -> IdentityOut:
-    return IdentityOut(id=player.id, role=player.role, threshold=services.rounds.threshold(player.id))
+    return IdentityOut(id=player.id, role=player.role, **services.rounds.profile(player.id))
 
 
 @router.put("/me/threshold")
 def set_threshold(body: ThresholdIn, player: CurrentPlayer, services: ServicesDep) -> IdentityOut:
     """The auto-draw threshold used when a decision window closes without a choice; applies from the next round."""
-    services.rounds.set_threshold(player.id, body.threshold)
-    return IdentityOut(id=player.id, role=player.role, threshold=body.threshold)
+    services.rounds.set_profile(player.id, {"threshold": body.threshold})
+    return IdentityOut(id=player.id, role=player.role, **services.rounds.profile(player.id))
 
 
 @router.get("/wallet")
@@ -59,31 +52,6 @@ def statement(
 ) -> list[StatementLineOut]:
     lines = services.wallets.statement(player.id, before, limit)
     return [StatementLineOut(**asdict(line)) for line in lines]
-
-
-@router.post("/rounds/{round_id}/bets", status_code=201)
-def place_bets(
-    round_id: str, body: BetSlipIn, key: IdempotencyKey, player: CurrentPlayer, services: ServicesDep
-) -> SlipOut:
-    """Place or raise wagers on one side of the round while betting is open; holds are taken atomically."""
-    bets = [Bet(Side(bet.side), Position(bet.seat), bet.stake) for bet in body.bets]
-    return SlipOut(**services.rounds.place_bets(player.id, round_id, bets, key))
-
-
-@router.post("/rounds/{round_id}/insurance", status_code=201)
-def buy_insurance(
-    round_id: str, body: InsuranceIn, key: IdempotencyKey, player: CurrentPlayer, services: ServicesDep
-) -> InsuranceOut:
-    bought = services.rounds.buy_insurance(player.id, round_id, body.amount, key)
-    services.notify(round_id)
-    return InsuranceOut(**bought)
-
-
-@router.post("/rounds/{round_id}/decisions")
-def decide(round_id: str, body: DecisionIn, player: CurrentPlayer, services: ServicesDep) -> AppliedOut:
-    applied = services.rounds.decide(player.id, round_id, Position(body.seat), body.choice == "draw")
-    services.notify(round_id)
-    return AppliedOut(round_id=round_id, phase=applied.phase, events=[type(e).__name__ for e in applied.events])
 
 
 @router.get("/rounds/{round_id}")
@@ -135,3 +103,36 @@ async def stream_state(
     if services.poller is not None:
         services.poller.watch(table_id)
     return services.states.stream(table_id, last_event_id=last_event_id, changes=changes)
+
+
+@router.get("/tables/{table_id}/seats/{seat}/stream", response_class=StreamingResponse)
+async def stream_seat(
+    table_id: str,
+    seat: Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,16}$")],
+    player: CurrentPlayer,
+    services: ServicesDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    changes: Annotated[int, Query(ge=1, le=100_000)] = 100_000,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=64)] = None,
+) -> Response:
+    """Your seat's private view of the table's current round as Server-Sent Events: the public state plus
+    your own hidden cards (a Mậu Binh or Tiến Lên hand). Only the player holding the seat may open it (403).
+
+    The token and the seat are checked again every few seconds: a revoked token's stream, or one whose
+    seat has passed to someone else in a later round, ends."""
+    first = await asyncio.to_thread(services.rounds.seat_view, table_id, seat, player.id)
+    key = f"{table_id}/{seat}/{player.id}"
+    services.seats.publish(key, first)
+    if services.seat_poller is not None:
+        services.seat_poller.watch(key)
+    token = credentials.credentials if credentials else ""
+
+    async def still_allowed() -> bool:
+        try:
+            identity = await asyncio.to_thread(services.players.authenticate, token)
+            await asyncio.to_thread(services.rounds.seat_view, table_id, seat, identity.id)
+        except (AuthError, ForbiddenError):
+            return False
+        return identity.id == player.id
+
+    return services.seats.stream(key, last_event_id=last_event_id, changes=changes, still_allowed=still_allowed)

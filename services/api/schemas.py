@@ -7,31 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from services.rounds.adapters import AppliedOut, Strict
+
 Amount = Annotated[int, Field(gt=0, le=10**15, description="minor units")]
-Seat = Literal["A", "B", "C"]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class BetIn(Strict):
-    side: Literal["player", "banker"]
-    seat: Seat
-    stake: Amount
-
-
-class BetSlipIn(Strict):
-    bets: Annotated[list[BetIn], Field(min_length=1, max_length=3)]
-
-
-class InsuranceIn(Strict):
-    amount: Amount
-
-
-class DecisionIn(Strict):
-    seat: Seat
-    choice: Literal["draw", "stand"]
 
 
 class ThresholdIn(Strict):
@@ -49,6 +27,7 @@ class PlayerIn(Strict):
 
 class TableIn(Strict):
     id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,48}$")]
+    game: Annotated[str, Field(pattern=r"^[a-z0-9_]{1,16}$", description="the game dealt at the table")] = "pokdeng"
     currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] = "THB"
     settings: dict[str, Any] = Field(default_factory=dict)
 
@@ -62,7 +41,7 @@ class CardIn(Strict):
 
 
 class TimeoutIn(Strict):
-    seat: Seat
+    seat: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{0,16}$", description="whose window (empty: any)")] = ""
 
 
 class VoidIn(Strict):
@@ -80,25 +59,6 @@ class RecalculateIn(Strict):
 class ErrorOut(BaseModel):
     code: str
     message: str
-
-
-class WagerOut(BaseModel):
-    wager_id: str
-    side: str
-    seat: str
-    stake: int
-
-
-class SlipOut(BaseModel):
-    round_id: str
-    wagers: list[WagerOut]
-    balance: int
-
-
-class InsuranceOut(BaseModel):
-    round_id: str
-    insurance: int
-    balance: int
 
 
 class WalletOut(BaseModel):
@@ -120,9 +80,17 @@ class StatementLineOut(BaseModel):
 
 
 class IdentityOut(BaseModel):
+    """Who is calling, and their settings in each game (Pok Deng: ``threshold``)."""
+
+    model_config = ConfigDict(extra="allow")
+
     id: str
     role: str
-    threshold: int
+
+
+class DealersOut(BaseModel):
+    table_id: str
+    dealers: list[str]
 
 
 class TokenOut(BaseModel):
@@ -131,7 +99,4 @@ class TokenOut(BaseModel):
     token: str
 
 
-class AppliedOut(BaseModel):
-    round_id: str
-    phase: str
-    events: list[str]
+__all__ = ["AppliedOut", "Strict"]

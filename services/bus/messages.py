@@ -106,6 +106,61 @@ class NewDeckCommand(_Message):
     by: str = Field(min_length=1, max_length=64)  # who announced it: the dealer console, an operator
 
 
+class RoundChanged(_Message):
+    """``…/round/commands``: the API changed a round; its controller reads it again at once."""
+
+    type: Literal["round_changed"] = "round_changed"
+    round_id: str = Field(min_length=1, max_length=64)
+
+
+class RoundView(BaseModel):
+    """``…/round/state`` (retained): a table's current round as anyone may see it.
+
+    The round's own fields, then its game's public view: open, since each game adds its own fields
+    (Pok Deng its ``hands``; every game only what its engine lets the public see).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    v: Literal[1] = VERSION
+    table_id: str = Field(min_length=1, max_length=64)
+    round_id: str | None = Field(default=None, max_length=64)
+    number: int | None = Field(default=None, ge=1)
+    phase: str | None = Field(default=None, max_length=32)
+    opened_at: str | None = None
+    betting_closes_at: str | None = None
+    window_closes_at: str | None = None
+    video_ref: str | None = Field(default=None, max_length=128)
+    waiting_for: str | None = None
+
+
+class NextCard(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    position: str = Field(min_length=1, max_length=16)
+    index: int = Field(ge=0)
+    face_up: bool
+
+
+class Alert(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    kind: str = Field(min_length=1, max_length=32)
+    message: str
+    at: str | None = None
+    card: str | None = Field(default=None, pattern=CODE_PATTERN)
+
+
+class DealerView(RoundView):
+    """``…/round/dealer`` (retained): the dealer console — what to deal next, the deck, alerts, pauses.
+
+    A face-down card shows only as ``received``; ``controller`` is added by the API's relay.
+    """
+
+    next_card: NextCard | None = None
+    deck_remaining: int | None = Field(default=None, ge=0)
+    paused: str = ""
+    alerts: list[Alert] = Field(default_factory=list)
+    controller: Literal["online", "offline", "unknown"] | None = None
+
+
 _SHOE_EVENT: TypeAdapter[ShoeCard | ShoeNewDeck] = TypeAdapter(ShoeEvent)
 
 

@@ -4,6 +4,9 @@
 class CardError(ValueError):
     """Base of every card-level error."""
 
+    code = "invalid_card"
+    status = 422
+
 
 class InvalidCardCodeError(CardError):
     """A string that is not a card code."""

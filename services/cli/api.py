@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any
 
-from services.cli.arguments import add_database_options, open_database, port
+from services.cli.arguments import add_database_options, open_database, port, table_ids
 from services.cli.commands import help_of
 from services.db import session_factory
 from services.rounds.errors import RoundError
@@ -28,6 +28,7 @@ def register(commands: Any) -> None:
     add = actions.add_parser("add", help="create an account and print its bearer token")
     add.add_argument("id")
     add.add_argument("--role", choices=("player", "dealer", "operator"), default="player")
+    add.add_argument("--tables", type=table_ids, default=(), help="a dealer's tables (comma-separated)")
     add_database_options(add)
     add.set_defaults(run=run_add_player)
 
@@ -59,10 +60,17 @@ def run_add_player(args: argparse.Namespace) -> int:
     engine = open_database(args, "studio players add")
     if engine is None:
         return 2
+    if args.tables and args.role != "dealer":
+        print("studio players add: --tables is for dealers (operators run every table)", file=sys.stderr)
+        return 2
+    players = PlayerService(session_factory(engine))
     try:
-        token = PlayerService(session_factory(engine)).register(args.id, args.role)
+        token = players.register(args.id, args.role)
+        for table in args.tables:
+            players.assign(table, args.id)
     except RoundError as error:
         print(f"studio players add: {error}", file=sys.stderr)
         return 1
-    print(json.dumps({"id": args.id, "role": args.role, "token": token}))
+    tables = {"tables": list(args.tables)} if args.role == "dealer" else {}
+    print(json.dumps({"id": args.id, "role": args.role, "token": token} | tables))
     return 0

@@ -23,6 +23,7 @@ from services.cli.arguments import positive_int, table_ids
 from services.cli.commands import help_of
 from services.cli.up import public_login, studio_urls
 from services.games.pokdeng import Phase, Position, RoundResult
+from services.rounds.pokdeng import pokdeng
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 from services.studio.players import SimulatedPlayers
 
@@ -62,8 +63,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"studio demo: broker {studio.mqtt_url}, API {studio.api_url}, tables {', '.join(tables)}")
             if args.forever:  # watching the pages: a throwaway database, so hand out a console token
                 print(studio_urls(studio, tables, public_login(config.mqtt_url, studio.mqtt_url)))
-                token = studio.players.register(f"dealer-{uuid.uuid4().hex[:6]}", "dealer")
-                print(f"  dealer console token (this demo's database only): {token}")
+                dealer = f"dealer-{uuid.uuid4().hex[:6]}"
+                token = studio.players.register(dealer, "dealer")
+                for table in tables:
+                    studio.players.assign(table, dealer)
+                print(f"  dealer console token (this demo's database only, every table): {token}")
             stop = threading.Event()
             players = threading.Thread(target=SimulatedPlayers(studio, args.seed or 0).run, args=(stop,), daemon=True)
             players.start()
@@ -104,8 +108,10 @@ def report(studio: RunningStudio, tally: Tally) -> None:
             tally.phases[table_id] = marker
             if current.phase not in (Phase.SETTLED, Phase.VOID):
                 print(f"  {current.round_id}: {current.phase}…", flush=True)
-        result = current.engine.result
-        if current.phase == Phase.SETTLED and result is not None and current.round_id not in tally.seen:
+        if current.phase != Phase.SETTLED or current.round_id in tally.seen:
+            continue
+        result = pokdeng(studio.service).round(current.round_id).result
+        if result is not None:
             tally.seen.add(current.round_id)
             tally.rounds[table_id] = tally.rounds.get(table_id, 0) + 1
             tally.wagers += len(result.wagers)

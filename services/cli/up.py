@@ -47,7 +47,10 @@ def studio_urls(studio: RunningStudio, tables: tuple[str, ...], login: str) -> s
             f"  {table} overlay         {api}/overlay/{table}   (public; MQTT {topics.round_state(table)})",
         ]
     database = "" if studio.config.database_url else f" --database {studio.database_url}"  # else the env URL is used
-    lines.append(f"  a console token: studio players add NAME --role dealer{database}; stop with Ctrl-C")
+    lines.append(
+        f"  a console token: studio players add NAME --role dealer --tables {','.join(tables)}{database}; "
+        "stop with Ctrl-C"
+    )
     return "\n".join(lines)
 
 

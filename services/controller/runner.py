@@ -22,11 +22,20 @@ import paho.mqtt.client as mqtt
 
 from services.bus import topics
 from services.bus.client import connect, make_client
-from services.bus.messages import ControllerStatus, MessageError, ShoeAlarm, decode, encode
+from services.bus.feed import ShoeEvent, ShoeFeedClient
+from services.bus.messages import (
+    ControllerStatus,
+    DealerView,
+    MessageError,
+    RoundChanged,
+    RoundView,
+    ShoeAlarm,
+    decode,
+    encode,
+)
 from services.controller.table import ControllerSettings, TableController, reread_moved
 from services.rounds.clock import Clock, SystemClock
 from services.rounds.service import RoundService
-from services.shoe.feed import ShoeEvent, ShoeFeedClient
 from services.shoe.signing import KeyRing, check
 
 log = logging.getLogger("studio.controller")
@@ -86,8 +95,10 @@ class Controller:
 
     def _publisher(self, table: str) -> Callable[[str, dict[str, Any]], None]:
         names = {"state": topics.round_state(table), "dealer": topics.round_dealer(table)}
+        schemas: dict[str, type[RoundView]] = {"state": RoundView, "dealer": DealerView}
 
         def publish(view: str, payload: dict[str, Any]) -> None:
+            schemas[view].model_validate(payload)  # the topic's schema holds for what we send, too
             self.client.publish(names[view], json.dumps(payload, separators=(",", ":")), qos=1, retain=True)
 
         return publish
@@ -198,4 +209,10 @@ class Controller:
                 self.malformed += 1
                 log.warning("ignored an alarm: %s", error)
         else:
+            try:
+                decode(RoundChanged, bytes(message.payload))
+            except MessageError as error:
+                self.malformed += 1
+                log.warning("ignored a round command: %s", error)
+                return
             self.inbox.put(Inbound(table, "command", None))

@@ -2,9 +2,10 @@
 
 ``TableController`` is driven by three inputs — shoe messages (already de-duplicated and in order,
 from ``ShoeFeed``), shoe alarms, and ``tick()`` (the clock) — and changes rounds only through the
-``RoundService``, so the controller holds no round logic of its own: it asks the engine what it
-expects, and the service's transaction appends every step to the round's log before anything is
-published. Its memory is a cache of the database: ``recover()`` rebuilds it after a restart.
+``RoundService``, so the controller holds no round logic and no engine of its own, for any game: it
+follows what the round expects (a card, a window's deadline, nothing) as the service reports it
+after each committed step, with the views the service computed. Its memory is a cache of the
+database: ``recover()`` rebuilds it after a restart.
 """
 
 from __future__ import annotations
@@ -24,22 +25,18 @@ from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck
 from services.cards import Card, DeckTracker
 from services.controller.models import ShoeJournal
 from services.db.unit_of_work import run_transaction
-from services.games.pokdeng import AwaitingCard, AwaitingDecision, AwaitingInsurance, Phase, PokDengError, PokDengRound
-from services.games.pokdeng.events import CloseInsurance, Command, DealCard, DecisionTimeout
-from services.games.pokdeng.views import public_view
+from services.games.base import FINISHED, CardWanted, GameError
 from services.observability import metrics
 from services.rounds.clock import aware
-from services.rounds.engines import load
 from services.rounds.errors import RoundError
 from services.rounds.models import Round
-from services.rounds.queries import state_header
 from services.rounds.service import Applied, RoundService
 
 log = logging.getLogger("studio.controller")
-CARDS_PER_ROUND = 12  # at most: four hands of three
-FINISHED = (Phase.SETTLED, Phase.VOID)
 DUE = datetime.min.replace(tzinfo=UTC)  # a deadline that has already come
 RETRY_AFTER = timedelta(seconds=1)  # after a step failed, before it is tried again
+WINDOW_COUNTERS = {"betting": "betting_closed", "decision": "decision_timeouts"}  # counter per window kind
+PLAYER_WINDOWS = frozenset({"decision", "turn"})  # windows that wait for one player: their end is a timeout
 
 
 @dataclass(frozen=True)
@@ -47,20 +44,6 @@ class ControllerSettings:
     shoe_id: str  # the only shoe whose cards this table takes
     result_pause_ms: int = 5_000  # results stay on screen this long before the next round opens
     auto_open: bool = True  # open the next round by itself (off: an operator opens rounds)
-
-
-@dataclass
-class Snapshot:
-    """The current round as the database has it."""
-
-    round_id: str
-    phase: str
-    betting_closes_at: datetime
-    window_closes_at: datetime | None
-    finished_at: datetime | None
-    engine: PokDengRound
-    log_length: int  # the engine replays this many log entries: a re-read that finds the same skips the replay
-    header: dict[str, Any]  # the public state's round fields, as the API's reads give them
 
 
 @dataclass
@@ -81,7 +64,7 @@ class TableController:
     settings: ControllerSettings
     publish: Publish = field(default=lambda _view, _payload: None)
     deck: DeckTracker = field(default_factory=DeckTracker)
-    current: Snapshot | None = None
+    current: Applied | None = None  # the current round as the service last reported it
     alerts: list[Alert] = field(default_factory=list)
     paused: str = ""  # why the deal is stopped (a misread): the next card scanned resumes it
     counters: dict[str, int] = field(default_factory=dict)
@@ -89,6 +72,7 @@ class TableController:
     _published: dict[str, dict[str, Any]] = field(default_factory=dict)
     _retry_at: datetime | None = None  # after a step failed: not before then
     _last_message: tuple[str, int] = ("", 0)  # (boot, seq) of the last message taken from this table's shoe
+    _most_cards: int = 0  # the most cards one round of the table's game takes (read once)
 
     # ---- inputs -------------------------------------------------------------------------
 
@@ -109,7 +93,7 @@ class TableController:
             self._publish()
             return
         card = Card.from_code(message.card)
-        in_round = self.current is not None and card in self.current.engine.cards  # even across a new deck
+        in_round = self.current is not None and card in self.current.cards  # even across a new deck
         if self.deck.has_seen(card) or in_round:
             hidden = card in self._hidden()
             shown = "a face-down card" if hidden else f"card {card}"
@@ -122,8 +106,8 @@ class TableController:
             self._count("burn_cards")
             self._publish()
             return
-        expecting = self.current.engine.expecting if self.current else None
-        if not isinstance(expecting, AwaitingCard):
+        expecting = self.current.expecting if self.current else None
+        if not isinstance(expecting, CardWanted):
             state = self.current.phase if self.current else "no round"
             self._refuse(message, f"card {card} scanned while no card is expected ({state})")
             return
@@ -133,7 +117,7 @@ class TableController:
                 self.current.round_id, card, actor=f"shoe:{message.seq}",
                 also=lambda session: session.add(self._journal_entry(message, "dealt")),
             )  # fmt: skip
-        except (PokDengError, RoundError) as error:
+        except (GameError, RoundError) as error:
             self.refresh()  # this copy was behind the database: the card may be one it had not seen
             if card in self._hidden():
                 self._refuse(message, "a face-down card was already dealt in this round", public_card=False)
@@ -148,7 +132,7 @@ class TableController:
         self.deck.record(card)
         self.paused = ""
         self._count("cards_dealt")
-        self._follow(applied, DealCard(card))
+        self._follow(applied)
 
     def on_untrusted(self, message: ShoeCard | ShoeNewDeck | ShoeAlarm, why: str) -> None:
         """A message in the name of this table's shoe that its keys do not vouch for: never dealt, never obeyed."""
@@ -193,7 +177,7 @@ class TableController:
         return alarm.after_seq is not None and boot == alarm.boot_id and seq > alarm.after_seq
 
     def tick(self, now: datetime) -> None:
-        """Act on whatever deadline has passed: open, close betting, close insurance, time out a seat.
+        """Act on whatever deadline has passed: open a round, or end its open window (betting, a turn…).
 
         A round moved by someone else (a player, an operator) is seen through ``reread_moved``.
         """
@@ -203,38 +187,33 @@ class TableController:
         try:
             if current is None or current.phase in FINISHED:
                 self._maybe_open(now, current)
-            elif current.phase == Phase.BETTING and now >= aware(current.betting_closes_at):
-                self.service.close_betting(current.round_id)
-                self._count("betting_closed")
-                self.refresh()
             elif current.window_closes_at is not None and now >= aware(current.window_closes_at):
                 self._window_ended(current)
-        except (PokDengError, RoundError) as error:
+        except (GameError, RoundError) as error:
             # someone else moved the round first (a decision, an operator): read it again; if the step
             # still cannot be taken (a table that cannot open a round), do not try again at once
             log.info("table %s: %s; refreshing", self.table_id, error)
             self._retry_at = now + RETRY_AFTER
             self.refresh()
 
-    def _window_ended(self, current: Snapshot) -> None:
-        expecting = current.engine.expecting
-        if isinstance(expecting, AwaitingInsurance):
-            self._follow(self.service.close_insurance(current.round_id), CloseInsurance())
-        elif isinstance(expecting, AwaitingDecision):
-            applied = self.service.decision_timeout(current.round_id, expecting.seat)
-            self._count("decision_timeouts")
-            metrics.DECISION_TIMEOUTS.labels(self.table_id).inc()
-            self._follow(applied, DecisionTimeout(expecting.seat))
-        else:
+    def _window_ended(self, current: Applied) -> None:
+        window = current.expecting
+        if window is None or isinstance(window, CardWanted):
             self.refresh()
+            return
+        applied = self.service.close_window(current.round_id)
+        self._count(WINDOW_COUNTERS.get(window.kind, f"{window.kind}_closed"))
+        if window.kind in PLAYER_WINDOWS:
+            metrics.DECISION_TIMEOUTS.labels(self.table_id).inc()
+        self._follow(applied)
 
-    def _maybe_open(self, now: datetime, current: Snapshot | None) -> None:
+    def _maybe_open(self, now: datetime, current: Applied | None) -> None:
         if not self.settings.auto_open:
             return
         pause = timedelta(milliseconds=self.settings.result_pause_ms)
         if current is not None and current.finished_at is not None and now < aware(current.finished_at) + pause:
             return
-        if not self.deck.can_deal(CARDS_PER_ROUND):
+        if not self.deck.can_deal(self.most_cards()):
             if self._low_deck_alerted != self.deck.shuffles:  # once per deck
                 self._low_deck_alerted = self.deck.shuffles
                 self._alert("deck_low", f"{self.deck.remaining} cards left: load a new deck before the next round")
@@ -272,43 +251,21 @@ class TableController:
             )
         return None if last is None else int(last) + 1
 
+    def most_cards(self) -> int:
+        if not self._most_cards:
+            self._most_cards = self.service.most_cards(self.table_id)
+        return self._most_cards
+
     def refresh(self) -> None:
-        with self.service.sessions() as session:
-            round_ = session.scalar(
-                select(Round).where(Round.table_id == self.table_id).order_by(Round.number.desc()).limit(1)
-            )
-            before = (self.current.round_id, self.current.phase) if self.current else None
-            if round_ is None:
-                self.current = None
-            else:
-                if before != (round_.id, round_.phase):
-                    metrics.ROUND_PHASES.labels(self.table_id, round_.phase).inc()
-                unchanged = self.current is not None and (self.current.round_id, self.current.log_length) == (
-                    round_.id, round_.log_length,
-                )  # fmt: skip
-                engine = self.current.engine if unchanged and self.current else load(session, round_)
-                self.current = Snapshot(
-                    round_.id, round_.phase, round_.betting_closes_at, round_.window_closes_at,
-                    round_.settled_at or round_.voided_at, engine, round_.log_length, state_header(round_),
-                )  # fmt: skip
-        self._publish()
+        """Read the table's latest round again (after a restart, or when someone else moved it)."""
+        self._follow(self.service.latest(self.table_id))
 
-    def _follow(self, applied: Applied, command: Command) -> None:
-        """Move the snapshot along with a command of ours the service just committed, without a re-read.
-
-        The engine is deterministic: the same command on this table's copy gives what the service's
-        gave. If the round moved meanwhile by someone else (the log grew by more than this command),
-        read it again instead.
-        """
-        current = self.current
-        if current is None or current.round_id != applied.round_id or applied.log_length != current.log_length + 1:
-            self.refresh()
-            return
-        current.engine.apply(command)
-        if applied.phase != current.phase:
+    def _follow(self, applied: Applied | None) -> None:
+        """Take the round as the service reported it after a committed step (ours or a re-read)."""
+        before = (self.current.round_id, self.current.phase) if self.current else None
+        if applied is not None and before != (applied.round_id, applied.phase):
             metrics.ROUND_PHASES.labels(self.table_id, applied.phase).inc()
-        current.phase, current.log_length = applied.phase, applied.log_length
-        current.window_closes_at, current.finished_at = applied.window_closes_at, applied.finished_at
+        self.current = applied
         self._publish()
 
     def moved(self, latest: tuple[str, int] | None) -> bool:
@@ -326,13 +283,11 @@ class TableController:
     def _deadline(self) -> datetime | None:
         current = self.current
         if current is None or current.phase in FINISHED:
-            if not self.settings.auto_open or not self.deck.can_deal(CARDS_PER_ROUND):
+            if not self.settings.auto_open or not self.deck.can_deal(self.most_cards()):
                 return None
             if current is None or current.finished_at is None:
                 return DUE
             return aware(current.finished_at) + timedelta(milliseconds=self.settings.result_pause_ms)
-        if current.phase == Phase.BETTING:
-            return aware(current.betting_closes_at)
         return aware(current.window_closes_at) if current.window_closes_at else None
 
     def _journal_entry(self, message: ShoeCard | ShoeNewDeck, disposition: str, reason: str = "") -> ShoeJournal:
@@ -362,13 +317,9 @@ class TableController:
         self._alert("refused_card", reason, message.card if public_card and isinstance(message, ShoeCard) else None)
         self._publish()
 
-    def _hidden(self) -> set[Card]:
-        """Cards of the current round that are dealt but not revealed (the banker's face-down card)."""
-        if self.current is None:
-            return set()
-        view = public_view(self.current.engine)
-        shown = {card for hand in view["hands"].values() for card in hand["cards"] if card is not None}
-        return {card for card in self.current.engine.cards if str(card) not in shown}
+    def _hidden(self) -> frozenset[Card]:
+        """Cards of the current round that are dealt but not shown to the public (the engine says which)."""
+        return self.current.hidden if self.current is not None else frozenset()
 
     def _alert(self, kind: str, message: str, card: str | None = None) -> None:
         log.warning("table %s: %s", self.table_id, message, extra=self._context())
@@ -395,14 +346,20 @@ class TableController:
         current = self.current
         if current is None:
             return {"v": 1, "table_id": self.table_id}
-        window = aware(current.window_closes_at).isoformat() if current.window_closes_at else None
-        return current.header | {"window_closes_at": window} | public_view(current.engine)
+        return current.public
 
     def dealer_view(self) -> dict[str, Any]:
         """The dealer console: what to deal next, the cards scanned (a face-down one only as received), alerts."""
-        view = self.state_view()
-        for hand in view.get("hands", {}).values():
-            hand["cards"] = [card if card is not None else "received" for card in hand["cards"]]
+        current = self.current
+        if current is None:
+            view: dict[str, Any] = {"v": 1, "table_id": self.table_id}
+        else:
+            view = current.header | current.views["dealer"]
+            expecting = current.expecting
+            view.setdefault("waiting_for", expecting.text if expecting else "nothing (the round is over)")
+            if isinstance(expecting, CardWanted):
+                card = {"position": expecting.position, "index": expecting.index, "face_up": expecting.face_up}
+                view.setdefault("next_card", card)
         return view | {
             "deck_remaining": self.deck.remaining,
             "paused": self.paused,

@@ -1,12 +1,14 @@
-"""Exceptions of the ledger; each carries a stable ``code`` for API error bodies."""
+"""Exceptions of the ledger; each carries a stable ``code`` and the HTTP ``status`` the API answers."""
 
 
 class LedgerError(ValueError):
     code = "ledger_error"
+    status = 422
 
 
 class InsufficientFundsError(LedgerError):
     code = "insufficient_funds"
+    status = 409
 
 
 class InvalidAmountError(LedgerError):

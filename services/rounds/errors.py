@@ -1,36 +1,43 @@
-"""Exceptions of the round service, each with a stable ``code`` for API error bodies."""
+"""Exceptions of the round service, each with a stable ``code`` and the HTTP ``status`` the API answers."""
 
 from services.ledger.errors import LedgerError
 
 
 class RoundError(ValueError):
-    code = "round_error"
+    code = "invalid_request"
+    status = 422
 
 
 class NotFoundError(RoundError):
     code = "not_found"
+    status = 404
 
 
 class BettingClosedError(RoundError):
     code = "betting_closed"
+    status = 409
 
 
 class WindowClosedError(RoundError):
     code = "window_closed"
+    status = 409
 
 
 class RecalculationRefusedError(RoundError):
     """A correction that would have changed the deal flow: the round must be voided instead."""
 
     code = "recalculation_refused"
+    status = 409
 
 
 class AuthError(RoundError):
     code = "unauthorized"
+    status = 401
 
 
 class ForbiddenError(RoundError):
     code = "forbidden"
+    status = 403
 
 
 __all__ = [

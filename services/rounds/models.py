@@ -109,3 +109,13 @@ class RoundLogEntry(Base):
     command: Mapped[str] = mapped_column(Text)  # JSON
     actor: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TableDealer(Base):
+    """A dealer assigned to a table: only assigned dealers (and operators) see its dealer console."""
+
+    __tablename__ = "table_dealers"
+
+    table_id: Mapped[str] = mapped_column(ForeignKey("game_tables.id"), primary_key=True)
+    dealer: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True, index=True)
+    assigned_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

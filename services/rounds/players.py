@@ -11,13 +11,13 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db.unit_of_work import run_transaction
 from services.rounds.errors import AuthError, NotFoundError, RoundError
-from services.rounds.models import Player
+from services.rounds.models import GameTable, Player, TableDealer
 
 ROLES = ("player", "dealer", "operator")
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -83,6 +83,54 @@ class PlayerService:
             if identity.id == player_id:
                 self._known.pop(digest, None)
         return token
+
+    # ---- dealers and their tables -------------------------------------------------------
+
+    def assign(self, table_id: str, dealer_id: str) -> list[str]:
+        """Give ``dealer_id`` the table's dealer console; returns the table's dealers."""
+
+        def work(session: Session) -> None:
+            if session.get(GameTable, table_id) is None:
+                raise NotFoundError(f"table {table_id!r} does not exist")
+            role = session.scalar(select(Player.role).where(Player.id == dealer_id))
+            if role is None:
+                raise NotFoundError(f"dealer {dealer_id!r} does not exist")
+            if role != "dealer":
+                raise RoundError(f"{dealer_id!r} is a {role}'s account: only dealers are assigned to tables")
+            if session.get(TableDealer, (table_id, dealer_id)) is None:
+                session.add(TableDealer(table_id=table_id, dealer=dealer_id))
+
+        run_transaction(self.sessions, work)
+        return self.dealers(table_id)
+
+    def unassign(self, table_id: str, dealer_id: str) -> list[str]:
+        """Take the table away from the dealer: their open console stream ends within seconds."""
+
+        def work(session: Session) -> None:
+            assigned = (TableDealer.table_id == table_id) & (TableDealer.dealer == dealer_id)
+            session.execute(delete(TableDealer).where(assigned))
+
+        run_transaction(self.sessions, work)
+        return self.dealers(table_id)
+
+    def dealers(self, table_id: str) -> list[str]:
+        with self.sessions() as session:
+            if session.get(GameTable, table_id) is None:
+                raise NotFoundError(f"table {table_id!r} does not exist")
+            return list(
+                session.scalars(
+                    select(TableDealer.dealer).where(TableDealer.table_id == table_id).order_by(TableDealer.dealer)
+                )
+            )
+
+    def runs_table(self, identity: Identity, table_id: str) -> bool:
+        """Operators run every table; a dealer only those assigned to them."""
+        if identity.role == "operator":
+            return True
+        if identity.role != "dealer":
+            return False
+        with self.sessions() as session:
+            return session.get(TableDealer, (table_id, identity.id)) is not None
 
     def authenticate(self, token: str) -> Identity:
         """Who holds the token. Every request asks, so a success is reused for ``AUTH_TTL_S`` seconds.

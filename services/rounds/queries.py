@@ -12,12 +12,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from services.games.pokdeng.port import INSURANCE
 from services.ledger.models import Hold
-from services.rounds.clock import aware
-from services.rounds.engines import EngineCache
 from services.rounds.errors import NotFoundError
 from services.rounds.models import GameTable, Round, Wager
-from services.rounds.service import INSURANCE, RoundService
+from services.rounds.service import RoundService, state_header
 
 HISTORY_PAGE_MAX = 100
 
@@ -39,7 +38,7 @@ def table(service: RoundService, table_id: str) -> dict[str, str]:
 
 def round_state(service: RoundService, round_id: str) -> dict[str, Any]:
     with service.sessions() as session:
-        return _state(session, service.engines, _round(session, round_id))
+        return _state(session, service, _round(session, round_id))
 
 
 def current_round(service: RoundService, table_id: str) -> dict[str, Any]:
@@ -47,7 +46,7 @@ def current_round(service: RoundService, table_id: str) -> dict[str, Any]:
         round_ = session.scalar(select(Round).where(Round.table_id == table_id).order_by(Round.number.desc()).limit(1))
         if round_ is None:
             raise NotFoundError(f"table {table_id!r} has no round yet")
-        return _state(session, service.engines, round_)
+        return _state(session, service, round_)
 
 
 def history(service: RoundService, player: str, before: datetime | None, limit: int) -> list[dict[str, Any]]:
@@ -67,7 +66,7 @@ def round_detail(service: RoundService, player: str, round_id: str) -> dict[str,
         detail = _summary(session, round_, player)
         if not detail["wagers"] and not detail["insurance"]:
             raise NotFoundError(f"round {round_id!r} is not in {player}'s history")
-        return detail | {"state": _state(session, service.engines, round_)}
+        return detail | {"state": _state(session, service, round_)}
 
 
 def _round(session: Session, round_id: str) -> Round:
@@ -77,22 +76,8 @@ def _round(session: Session, round_id: str) -> Round:
     return round_
 
 
-def state_header(round_: Round) -> dict[str, Any]:
-    """What the public state says of a round besides its engine's view (the controller publishes the same)."""
-    return {
-        "v": 1,
-        "round_id": round_.id,
-        "table_id": round_.table_id,
-        "number": round_.number,
-        "opened_at": aware(round_.opened_at).isoformat(),
-        "betting_closes_at": aware(round_.betting_closes_at).isoformat(),
-        "window_closes_at": aware(round_.window_closes_at).isoformat() if round_.window_closes_at else None,
-        "video_ref": round_.video_ref,
-    }
-
-
-def _state(session: Session, engines: EngineCache, round_: Round) -> dict[str, Any]:
-    return state_header(round_) | engines.view(session, round_)
+def _state(session: Session, service: RoundService, round_: Round) -> dict[str, Any]:
+    return state_header(round_) | service.engines.view(session, round_, service.game_of(session, round_))
 
 
 def _summary(session: Session, round_: Round, player: str) -> dict[str, Any]:

@@ -8,18 +8,11 @@ import random
 import threading
 import uuid
 
-from services.games.pokdeng import (
-    SEATS,
-    AwaitingDecision,
-    AwaitingInsurance,
-    Phase,
-    PokDengError,
-    PokDengRound,
-    Side,
-)
+from services.games.base import FINISHED, GameError
+from services.games.pokdeng import SEATS, AwaitingDecision, AwaitingInsurance, Phase, PokDengRound, Side
 from services.ledger.errors import LedgerError
 from services.rounds.errors import RoundError
-from services.rounds.service import Bet
+from services.rounds.pokdeng import Bet, pokdeng
 from services.studio.assembly import RunningStudio
 
 NAMES = ("ana", "binh", "chai", "dao", "emi", "farid")
@@ -30,6 +23,7 @@ class SimulatedPlayers:
         self.studio = studio
         self.rng = random.Random(seed)
         self._done: set[tuple[str, ...]] = set()
+        self._seen: dict[str, tuple[str, int]] = {}  # table -> the round and log length last looked at
         for name in NAMES:
             with contextlib.suppress(RoundError):  # already there from an earlier run of the same studio
                 studio.players.register(name)
@@ -37,12 +31,15 @@ class SimulatedPlayers:
 
     def run(self, stop: threading.Event) -> None:
         while not stop.wait(0.1):
-            for table in self.studio.controller.tables.values():
+            for table_id, table in self.studio.controller.tables.items():
                 current = table.current
-                if current is None or current.phase in (Phase.SETTLED, Phase.VOID):
+                if current is None or current.phase in FINISHED or current.game != "pokdeng":
                     continue
-                with contextlib.suppress(RoundError, PokDengError, LedgerError):  # a window closed: as in life
-                    self._play(current.round_id, current.phase, current.engine)
+                if self._seen.get(table_id) == (current.round_id, current.log_length):
+                    continue
+                self._seen[table_id] = (current.round_id, current.log_length)
+                with contextlib.suppress(RoundError, GameError, LedgerError):  # a window closed: as in life
+                    self._play(current.round_id, current.phase, pokdeng(self.studio.service).round(current.round_id))
 
     def _once(self, *key: str) -> bool:
         if key in self._done:
@@ -51,7 +48,7 @@ class SimulatedPlayers:
         return True
 
     def _play(self, round_id: str, phase: str, engine: PokDengRound) -> None:
-        service, rng = self.studio.service, self.rng
+        service, rng = pokdeng(self.studio.service), self.rng
         expecting = engine.expecting
         if phase == Phase.BETTING and self._once(round_id, "bets"):
             for name in rng.sample(NAMES, rng.randint(2, len(NAMES))):
@@ -70,4 +67,4 @@ class SimulatedPlayers:
         """Most deciders choose; the rest let the window run out (their threshold decides)."""
         if expecting.decider in NAMES and self.rng.random() < 0.7:
             draw = expecting.points <= self.rng.randint(3, 5)
-            self.studio.service.decide(expecting.decider, round_id, expecting.seat, draw)
+            pokdeng(self.studio.service).decide(expecting.decider, round_id, expecting.seat, draw)

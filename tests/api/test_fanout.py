@@ -6,7 +6,8 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from services.api.fanout import HEARTBEAT, Hub, Poller
 from services.bus import topics
 from services.bus.client import connect, make_client
 from services.rounds.players import PlayerService
-from tests.support import wait_until
+from tests.support import stream_in_background, wait_until
 
 
 def data(frame: bytes) -> Any:
@@ -215,9 +216,11 @@ def test_the_relay_fans_the_controller_state_out_without_a_database_read_per_cha
         relay.close()
 
 
-@pytest.mark.broker
-@pytest.mark.db
-def test_a_revoked_token_ends_its_open_dealer_stream(database: Engine, mqtt_url: str) -> None:
+@contextmanager
+def console_api(
+    database: Engine, mqtt_url: str
+) -> Iterator[tuple[ViewRelay, TestClient, dict[str, str], dict[str, str]]]:
+    """An API relaying the dealer views from the broker, with an operator's and a dealer's (``pit``) headers."""
     relay = ViewRelay(mqtt_url)
     app = create_app(database, relay=relay)
     players: PlayerService = app.state.services.players
@@ -225,31 +228,46 @@ def test_a_revoked_token_ends_its_open_dealer_stream(database: Engine, mqtt_url:
     dealer = {"Authorization": f"Bearer {players.register('pit', 'dealer')}"}
     try:
         with TestClient(app) as client:
-            client.post("/v1/operator/tables", json={"id": "R1"}, headers=operator)
-            ended = threading.Event()
-
-            def watch() -> None:
-                with client.stream("GET", "/v1/tables/R1/dealer/stream", headers=dealer) as response:
-                    assert response.status_code == 200
-                    for _ in response.iter_lines():
-                        pass
-                ended.set()
-
-            threading.Thread(target=watch, daemon=True).start()
-            wait_until(lambda: len(relay.dealer.feed("R1").clients) == 1, 10, "the dealer's stream")
-            time.sleep(0.5)
-            assert not ended.is_set()
-            renewed = client.post("/v1/operator/players/pit/token", headers=operator)
-            assert renewed.status_code == 200 and renewed.json()["role"] == "dealer"
-            revoked_at = time.monotonic()
-            assert ended.wait(10), "the stream of a revoked token ends"
-            assert time.monotonic() - revoked_at < 5
-            assert client.get("/v1/tables/R1/dealer/stream", headers=dealer).status_code == 401
-            new = {"Authorization": f"Bearer {renewed.json()['token']}"}
-            with client.stream("GET", "/v1/tables/R1/dealer/stream?changes=1", headers=new) as response:
-                assert response.status_code == 200
+            yield relay, client, operator, dealer
     finally:
         relay.close()
+
+
+def test_a_revoked_token_ends_its_open_dealer_stream(database: Engine, mqtt_url: str) -> None:
+    with console_api(database, mqtt_url) as (relay, client, operator, dealer):
+        client.post("/v1/operator/tables", json={"id": "R1"}, headers=operator)
+        client.put("/v1/operator/tables/R1/dealers/pit", headers=operator)
+        ended = stream_in_background(client, "/v1/tables/R1/dealer/stream", dealer)
+        wait_until(lambda: len(relay.dealer.feed("R1").clients) == 1, 10, "the dealer's stream")
+        time.sleep(0.5)
+        assert not ended.is_set()
+        renewed = client.post("/v1/operator/players/pit/token", headers=operator)
+        assert renewed.status_code == 200 and renewed.json()["role"] == "dealer"
+        revoked_at = time.monotonic()
+        assert ended.wait(10), "the stream of a revoked token ends"
+        assert time.monotonic() - revoked_at < 5
+        assert client.get("/v1/tables/R1/dealer/stream", headers=dealer).status_code == 401
+        new = {"Authorization": f"Bearer {renewed.json()['token']}"}
+        with client.stream("GET", "/v1/tables/R1/dealer/stream?changes=1", headers=new) as response:
+            assert response.status_code == 200
+
+
+def test_a_dealer_sees_only_assigned_tables_and_an_unassigned_dealer_s_stream_ends(
+    database: Engine, mqtt_url: str
+) -> None:
+    with console_api(database, mqtt_url) as (relay, client, operator, dealer):
+        for table in ("S1", "S2"):
+            client.post("/v1/operator/tables", json={"id": table}, headers=operator)
+        assert client.put("/v1/operator/tables/S1/dealers/pit", headers=operator).json()["dealers"] == ["pit"]
+        refused = client.get("/v1/tables/S2/dealer/stream?changes=1", headers=dealer)
+        assert refused.status_code == 403 and refused.json()["code"] == "forbidden"
+        not_a_dealer = client.put("/v1/operator/tables/S2/dealers/op", headers=operator)
+        assert not_a_dealer.status_code == 422 and "only dealers" in not_a_dealer.json()["message"]
+        ended = stream_in_background(client, "/v1/tables/S1/dealer/stream", dealer)
+        wait_until(lambda: len(relay.dealer.feed("S1").clients) == 1, 10, "the dealer's stream")
+        assert client.delete("/v1/operator/tables/S1/dealers/pit", headers=operator).json()["dealers"] == []
+        assert ended.wait(10), "the stream of a dealer taken off the table ends"
+        assert client.get("/v1/tables/S1/dealer/stream?changes=1", headers=dealer).status_code == 403
 
 
 @pytest.mark.db

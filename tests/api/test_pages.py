@@ -37,6 +37,11 @@ def test_the_dealer_feed_needs_a_dealer_or_operator_and_a_broker(studio: Studio)
     assert studio.client.get(path).json()["code"] == "unauthorized"
     refused = studio.client.get(path, headers=studio.auth("ana"))
     assert refused.status_code == 403 and "dealer or operator" in refused.json()["message"]
+    unassigned = studio.client.get(path, headers=studio.auth("dealer"))
+    assert unassigned.status_code == 403 and "not assigned to table t1" in unassigned.json()["message"]
+    assert studio.client.put("/v1/operator/tables/t1/dealers/dealer", headers=studio.auth("op")).json() == {
+        "table_id": "t1", "dealers": ["dealer"],
+    }  # fmt: skip
     unavailable = studio.client.get(path, headers=studio.auth("dealer"))  # this app has no broker connection
     assert unavailable.status_code == 503 and unavailable.json()["code"] == "console_unavailable"
     assert studio.client.get("/v1/tables/nope/dealer/stream", headers=studio.auth("op")).status_code == 404
@@ -56,6 +61,7 @@ def test_the_dealer_feed_relays_each_new_controller_view_and_ignores_junk(databa
         wait_until(publisher.is_connected, 10, "the publisher to connect")
         with TestClient(app) as client:
             client.post("/v1/operator/tables", json={"id": table}, headers=operator)
+            client.put(f"/v1/operator/tables/{table}/dealers/pit", headers=operator)
             first = stream(client, f"/v1/tables/{table}/dealer/stream?changes=1", staff)
             assert first == [{"v": 1, "table_id": table, "waiting_for": "the round controller (no dealer view yet)"}]
 
@@ -71,6 +77,8 @@ def test_the_dealer_feed_relays_each_new_controller_view_and_ignores_junk(databa
             def publish_later() -> None:
                 time.sleep(0.3)
                 publish(b"not json")  # a broken message changes nothing
+                publish(json.dumps(later | {"table_id": "elsewhere"}).encode())  # nor another table's view
+                publish(json.dumps(later | {"next_card": {"position": "A"}}).encode())  # nor one off its schema
                 publish(json.dumps(later).encode())
                 for state in ("online", "offline"):  # the controller's retained status, then its last will
                     time.sleep(0.3)

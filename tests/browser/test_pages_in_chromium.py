@@ -115,7 +115,9 @@ def test_the_dealer_console_logs_in_shows_what_to_deal_hides_the_face_down_card_
     browser: Any, live: RunningStudio
 ) -> None:
     table = live.config.tables[0]
-    token = live.players.register(f"dealer-{uuid.uuid4().hex[:6]}", "dealer")
+    dealer = f"dealer-{uuid.uuid4().hex[:6]}"
+    token = live.players.register(dealer, "dealer")
+    live.players.assign(table, dealer)
     page = browser.new_page()
     page.add_init_script(RECORDER)
     page.goto(f"{live.api_url}/")

@@ -37,13 +37,15 @@ WINDOWS = {"betting_window_ms": 1500, "insurance_window_ms": 300, "decision_wind
 class Studio:
     """One table: a pty shoe read by a shoe daemon, a controller, the round service, all on real parts."""
 
-    def __init__(self, database: Engine, url: str, directory: Path, windows: dict[str, int] = WINDOWS) -> None:
+    def __init__(
+        self, database: Engine, url: str, directory: Path, windows: dict[str, int] = WINDOWS, game: str = "pokdeng"
+    ) -> None:
         self.table = f"t{uuid.uuid4().hex[:8]}"
         self.shoe_id = f"{self.table}-shoe"
         self.service = RoundService(session_factory(database))
         self.wallets = WalletService(session_factory(database), "THB")
         self.players = PlayerService(session_factory(database))
-        self.service.create_table(self.table, "THB", windows)
+        self.service.create_table(self.table, "THB", windows, game)
         self.sim = VirtualShoe("monitor", directory / "pty")
         self.key = new_key(self.shoe_id)  # the shoe signs; the controller holds the key
         config = ShoeConfig(

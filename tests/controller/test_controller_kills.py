@@ -22,12 +22,14 @@ from services.bus import topics
 from services.bus.client import Subscriber
 from services.db import session_factory
 from services.games.pokdeng import Position, Side
+from services.games.pokdeng.port import POKDENG
 from services.ledger.models import Hold
 from services.ledger.wallets import WalletService
 from services.rounds.engines import load
 from services.rounds.models import Round, RoundLogEntry
 from services.rounds.players import PlayerService
-from services.rounds.service import Bet, RoundService
+from services.rounds.pokdeng import Bet, pokdeng
+from services.rounds.service import RoundService
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
 from tests.support import wait_until
 
@@ -142,8 +144,8 @@ def test_a_controller_killed_in_any_phase_is_restarted_and_the_round_settles_exa
     studio: KilledStudio, phase: str
 ) -> None:
     round_id = studio.service.open_round(studio.table)
-    studio.service.place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
-    studio.service.place_bets("binh", round_id, [Bet(Side.PLAYER, Position.C, 50)], "k2")
+    pokdeng(studio.service).place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
+    pokdeng(studio.service).place_bets("binh", round_id, [Bet(Side.PLAYER, Position.C, 50)], "k2")
     studio.start_controller()
     studio.wait_controller("online")
     reached = REACHED[phase]
@@ -172,7 +174,7 @@ def test_a_controller_killed_in_any_phase_is_restarted_and_the_round_settles_exa
     with studio.service.sessions() as session:
         round_ = session.get(Round, round_id)
         assert round_ is not None
-        result = load(session, round_).result
+        result = load(session, round_, POKDENG).result
     assert result is not None
     nets = result.player_nets()
     assert studio.wallets.balance("ana")["balance"] == 10_000 + nets["ana"]

@@ -15,7 +15,7 @@ from services.controller.models import ShoeJournal
 from services.games.pokdeng import Phase, Position, Side
 from services.games.pokdeng.transcript import replay, result_to_dict
 from services.observability.http import serve_health
-from services.rounds.service import Bet
+from services.rounds.pokdeng import Bet, pokdeng
 from tests.conftest import BrokerProcess
 from tests.controller import stack
 from tests.controller.stack import Studio
@@ -26,8 +26,8 @@ studio = stack.studio  # the fixture, shared with test_refusals_end_to_end.py
 def test_a_round_is_dealt_from_the_shoe_decided_on_time_and_settled_in_the_ledger(studio: Studio) -> None:
     studio.fund("ana", "binh")
     round_id = studio.service.open_round(studio.table)
-    studio.service.place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
-    studio.service.place_bets(
+    pokdeng(studio.service).place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
+    pokdeng(studio.service).place_bets(
         "binh", round_id, [Bet(Side.BANKER, Position.B, 50), Bet(Side.BANKER, Position.C, 20)], "k2"
     )
     deck = shuffled_deck(seed=99)
@@ -66,7 +66,7 @@ def test_metrics_and_health_endpoints_show_a_round_went_through(studio: Studio) 
         before = scrape(base)
         studio.fund("chai")
         round_id = studio.service.open_round(studio.table)
-        studio.service.place_bets("chai", round_id, [Bet(Side.PLAYER, Position.C, 100)], "k3")
+        pokdeng(studio.service).place_bets("chai", round_id, [Bet(Side.PLAYER, Position.C, 100)], "k3")
         studio.deal_as_the_console_says(iter(shuffled_deck(seed=5)), round_id)
         after = scrape(base)
         table = f'table="{studio.table}"'
@@ -95,7 +95,7 @@ def test_a_round_survives_the_broker_being_killed_and_restarted_mid_deal(
     try:
         studio.fund("ana")
         round_id = studio.service.open_round(studio.table)
-        studio.service.place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
+        pokdeng(studio.service).place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
         cards = iter(shuffled_deck(seed=42))
         studio.deal_until(cards, round_id, lambda view: view.get("deck_remaining") == 49)
         broker_process.kill()
@@ -143,8 +143,8 @@ def test_a_scripted_round_through_the_whole_stack_matches_the_engine_replay(
     try:
         studio.fund("ana", "binh")
         round_id = studio.service.open_round(studio.table)
-        studio.service.place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
-        studio.service.place_bets(
+        pokdeng(studio.service).place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
+        pokdeng(studio.service).place_bets(
             "binh", round_id, [Bet(Side.PLAYER, Position.C, 40), Bet(Side.PLAYER, Position.B, 20)], "k2"
         )
         cards = iter(scenario["cards"].split())
@@ -154,12 +154,14 @@ def test_a_scripted_round_through_the_whole_stack_matches_the_engine_replay(
             if view.get("phase") == "insurance" and "insurance" not in acted:
                 acted.add("insurance")
                 for player in scenario["insure"]:
-                    studio.service.buy_insurance(player, round_id, 100 if player == "ana" else 60, key=f"i-{player}")
+                    pokdeng(studio.service).buy_insurance(
+                        player, round_id, 100 if player == "ana" else 60, key=f"i-{player}"
+                    )
             decision = view.get("decision")
             if decision and decision["seat"] in scenario["decide"] and decision["seat"] not in acted:
                 acted.add(decision["seat"])
                 decider = "ana" if decision["seat"] == "A" else "binh"
-                studio.service.decide(
+                pokdeng(studio.service).decide(
                     decider, round_id, Position(decision["seat"]), scenario["decide"][decision["seat"]]
                 )
             return view.get("phase") in (Phase.SETTLED, Phase.VOID)

@@ -24,9 +24,10 @@ from services.bus import topics
 from services.bus.client import Subscriber
 from services.controller.models import ShoeJournal
 from services.games.pokdeng import Phase, Position, Side
+from services.games.pokdeng.port import POKDENG
 from services.rounds.engines import load
 from services.rounds.models import Round
-from services.rounds.service import Bet
+from services.rounds.pokdeng import Bet, pokdeng
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
 from services.shoe.signing import ShoeKey, sign
 from tests.controller import stack
@@ -63,8 +64,8 @@ def make_studio(database: Engine, mqtt_url: str, tmp_path: Path) -> Iterator[Cal
 def open_round_with_bets(studio: Studio) -> str:
     studio.fund(*NETS)
     round_id = studio.service.open_round(studio.table)
-    studio.service.place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
-    studio.service.place_bets("binh", round_id, [Bet(Side.BANKER, Position.B, 50)], "k2")
+    pokdeng(studio.service).place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
+    pokdeng(studio.service).place_bets("binh", round_id, [Bet(Side.BANKER, Position.B, 50)], "k2")
     notify(studio, round_id)
     return round_id
 
@@ -137,7 +138,7 @@ def assert_settled_as_scripted(studio: Studio, round_id: str) -> None:
     with studio.service.sessions() as session:
         round_ = session.get(Round, round_id)
         assert round_ is not None and round_.phase == Phase.SETTLED
-        engine = load(session, round_)
+        engine = load(session, round_, POKDENG)
     assert [str(card) for card in engine.cards] == SCRIPT
     assert engine.result is not None and engine.result.player_nets() == NETS
     for player, net in NETS.items():
@@ -214,7 +215,7 @@ def test_a_card_scanned_while_betting_is_refused_and_the_round_then_deals_and_se
         ("AS", "refused", reason, round_id)
     ]
 
-    studio.service.close_betting(round_id)
+    pokdeng(studio.service).close_betting(round_id)
     notify(studio, round_id)
     studio.deal_as_the_console_says(iter(SCRIPT), round_id)
     assert_settled_as_scripted(studio, round_id)
@@ -273,7 +274,7 @@ def test_a_duplicate_of_the_face_down_card_is_refused_without_naming_it_before_t
     assert view["hands"]["banker"]["cards"] == ["5C", "received"] and view["decision"]["seat"] == "A"
     assert journal(studio)[-1][:3] == (HIDDEN, "refused", reason)  # the journal is not published: it keeps the card
 
-    studio.service.decide("ana", round_id, Position.A, False)
+    pokdeng(studio.service).decide("ana", round_id, Position.A, False)
     notify(studio, round_id)
     studio.deal_as_the_console_says(cards, round_id)
     assert_settled_as_scripted(studio, round_id)

@@ -16,12 +16,14 @@ from services.controller.models import ShoeJournal
 from services.controller.table import DUE, ControllerSettings, TableController, reread_moved
 from services.db import session_factory
 from services.games.pokdeng import AwaitingCard, AwaitingDecision, Phase, Position, Side
+from services.games.pokdeng.port import POKDENG
 from services.ledger.wallets import WalletService
 from services.rounds.clock import ManualClock, aware
 from services.rounds.engines import load
 from services.rounds.errors import RoundError
 from services.rounds.models import Round
-from services.rounds.service import Bet, RoundService
+from services.rounds.pokdeng import Bet, pokdeng
+from services.rounds.service import RoundService
 
 WINDOWS = {"betting_window_ms": 10_000, "insurance_window_ms": 5_000, "decision_window_ms": 5_000}
 SHOE = "t1-shoe"
@@ -69,8 +71,8 @@ class Table:
         self.tick(seconds=0)
         assert self.controller.current is not None and self.controller.current.phase == Phase.BETTING
         round_id = self.controller.current.round_id
-        self.service.place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
-        self.service.place_bets("binh", round_id, [Bet(Side.PLAYER, Position.B, 50)], "k2")
+        pokdeng(self.service).place_bets("ana", round_id, [Bet(Side.PLAYER, Position.A, 100)], "k1")
+        pokdeng(self.service).place_bets("binh", round_id, [Bet(Side.PLAYER, Position.B, 50)], "k2")
         self.tick(seconds=10)
         return round_id
 
@@ -246,14 +248,16 @@ def test_decision_windows_time_out_seat_by_seat_and_the_round_settles_in_the_led
         stored = session.get(Round, current.round_id)
         assert stored is not None
         assert (current.log_length, current.window_closes_at) == (stored.log_length, stored.window_closes_at)
-        assert current.finished_at is not None and current.engine.events == load(session, stored).events
+        assert current.finished_at is not None and current.engine.events == load(session, stored, POKDENG).events
 
 
 def test_the_next_deadline_is_the_open_window_or_the_end_of_the_result_pause(table: Table) -> None:
     assert table.controller.next_deadline() == DUE  # no round yet: open one now
     table.tick(seconds=0)
     current = table.controller.current
-    assert current is not None and table.controller.next_deadline() == aware(current.betting_closes_at)
+    assert current is not None and table.controller.next_deadline() == aware(
+        current.window_closes_at
+    )  # the betting window
     table.tick(seconds=10)  # nobody bet: betting closes, the deal waits for cards (nothing timed)
     assert table.controller.next_deadline() is None
     table.scan("2H", "4H", "6H", "8D")  # banker 8 up: the insurance window opens when the second cards are in
@@ -317,4 +321,4 @@ def test_a_restarted_controller_resumes_the_round_the_deck_and_the_shoe_feed(tab
     restarted.on_shoe(table.message("KS", seq=table.seq))
     assert [str(c) for c in restarted.current.engine.cards] == ["2H", "4H", "6H"]
     with table.service.sessions() as session:
-        assert [str(c) for c in load(session, session.get(Round, round_id)).cards] == ["2H", "4H", "6H"]  # type: ignore[arg-type]
+        assert [str(c) for c in load(session, session.get(Round, round_id), POKDENG).cards] == ["2H", "4H", "6H"]  # type: ignore[arg-type]

@@ -16,7 +16,8 @@ from services.ledger.models import Hold, Transfer
 from services.ledger.wallets import WalletService
 from services.rounds.errors import BettingClosedError
 from services.rounds.models import Wager
-from services.rounds.service import Bet, RoundService
+from services.rounds.pokdeng import Bet, pokdeng
+from services.rounds.service import RoundService
 
 THREADS = 16
 
@@ -44,7 +45,7 @@ def test_fifty_parallel_slips_accept_exactly_what_the_balance_covers(
     seats = [Position.A, Position.B, Position.C]
     results = in_parallel(
         [
-            lambda i=i: service.place_bets("p1", round_id, [Bet(Side.PLAYER, seats[i % 3], 1_000)], f"slip{i}")
+            lambda i=i: pokdeng(service).place_bets("p1", round_id, [Bet(Side.PLAYER, seats[i % 3], 1_000)], f"slip{i}")
             for i in range(50)
         ]
     )
@@ -64,7 +65,7 @@ def test_one_idempotency_key_sent_twenty_times_at_once_moves_money_once(
     wallets.deposit("p1", 10_000, "fund", "op")
     round_id = service.open_round("t1")
     slip = [Bet(Side.BANKER, Position.B, 500)]
-    results = in_parallel([lambda: service.place_bets("p1", round_id, slip, "retry-me") for _ in range(20)])
+    results = in_parallel([lambda: pokdeng(service).place_bets("p1", round_id, slip, "retry-me") for _ in range(20)])
     assert all(r == results[0] for r in results), results
     assert results[0]["balance"] == 8_500
     deposits = in_parallel([lambda: wallets.deposit("p2", 700, "dep-once", "op") for _ in range(20)])
@@ -84,9 +85,9 @@ def test_bets_racing_the_close_are_either_fully_in_or_refused(
     round_id = service.open_round("t1")
     two_seats = [Bet(Side.PLAYER, Position.A, 100), Bet(Side.PLAYER, Position.C, 100)]
     calls: list[Callable[[], Any]] = [
-        lambda p=p: service.place_bets(p, round_id, two_seats, f"race-{p}") for p in players
+        lambda p=p: pokdeng(service).place_bets(p, round_id, two_seats, f"race-{p}") for p in players
     ]
-    calls.insert(THREADS // 2, lambda: service.close_betting(round_id))
+    calls.insert(THREADS // 2, lambda: pokdeng(service).close_betting(round_id))
     results = in_parallel(calls)
     closed = results.pop(THREADS // 2)
     assert not isinstance(closed, Exception), closed

@@ -19,7 +19,8 @@ from services.games.pokdeng.transcript import replay
 from services.ledger.models import Account, Hold, Transfer
 from services.ledger.wallets import WalletService
 from services.rounds.clock import ManualClock
-from services.rounds.service import Bet, RoundService
+from services.rounds.pokdeng import Bet, pokdeng
+from services.rounds.service import RoundService
 
 FUNDS = 1_000_000
 counter = itertools.count()
@@ -45,9 +46,9 @@ def test_settled_rounds_conserve_money_and_pay_what_replay_computes(
         side = data.draw(st.sampled_from(list(Side)))
         seats = data.draw(st.lists(st.sampled_from(SEATS), min_size=1, max_size=3, unique=True))
         bets = [Bet(side, seat, data.draw(st.integers(1, 5_000))) for seat in seats]
-        slip = service.place_bets(player, round_id, bets, f"{round_id}-{player}")
+        slip = pokdeng(service).place_bets(player, round_id, bets, f"{round_id}-{player}")
         wagers += [{**w, "id": w["wager_id"], "player": player} for w in slip["wagers"]]
-    applied = service.close_betting(round_id)
+    applied = pokdeng(service).close_betting(round_id)
     shoe = list(data.draw(st.permutations(FULL_DECK)))
     dealt, decisions, insurance = [], {}, {}
     engine = applied.engine
@@ -60,17 +61,17 @@ def test_settled_rounds_conserve_money_and_pay_what_replay_computes(
                 for player in eligible:
                     if data.draw(st.booleans()):
                         amount = data.draw(st.sampled_from(engine.insurance_amounts(player)))
-                        service.buy_insurance(player, round_id, amount, f"{round_id}-ins-{player}")
+                        pokdeng(service).buy_insurance(player, round_id, amount, f"{round_id}-ins-{player}")
                         insurance[player] = amount
-                engine = service.close_insurance(round_id).engine
+                engine = pokdeng(service).close_insurance(round_id).engine
             case AwaitingDecision(seat=seat, decider=decider):
                 if data.draw(st.booleans()):
                     draw = data.draw(st.booleans())
                     decisions[str(seat)] = "draw" if draw else "stand"
-                    engine = service.decide(decider, round_id, seat, draw).engine
+                    engine = pokdeng(service).decide(decider, round_id, seat, draw).engine
                 else:
                     clock.advance(seconds=10)
-                    engine = service.decision_timeout(round_id, seat).engine
+                    engine = pokdeng(service).decision_timeout(round_id, seat).engine
     transcript = {
         "cards": [str(card) for card in dealt],
         "decisions": decisions,

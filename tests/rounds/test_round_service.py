@@ -18,7 +18,8 @@ from services.rounds.clock import ManualClock
 from services.rounds.errors import BettingClosedError, RecalculationRefusedError, WindowClosedError
 from services.rounds.models import Round, Wager
 from services.rounds.players import PlayerService
-from services.rounds.service import Bet, RoundService
+from services.rounds.pokdeng import Bet, pokdeng
+from services.rounds.service import RoundService
 
 A, B, C = Position.A, Position.B, Position.C
 PLAYER, BANKER = Side.PLAYER, Side.BANKER
@@ -49,16 +50,16 @@ def deal(service: RoundService, round_id: str, codes: list[str]) -> None:
 def play_spec_round(service: RoundService, wallets: WalletService) -> str:
     fund(wallets, "p1", "p2", "p3")
     round_id = service.open_round("t1", video_ref="cam1@00:00:10")
-    service.place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
-    service.place_bets("p2", round_id, [Bet(BANKER, B, 50), Bet(BANKER, C, 50)], "k2")
-    service.place_bets("p3", round_id, [Bet(PLAYER, B, 200)], "k3")
-    service.close_betting(round_id)
+    pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
+    pokdeng(service).place_bets("p2", round_id, [Bet(BANKER, B, 50), Bet(BANKER, C, 50)], "k2")
+    pokdeng(service).place_bets("p3", round_id, [Bet(PLAYER, B, 200)], "k3")
+    pokdeng(service).close_betting(round_id)
     deal(service, round_id, SPEC_CARDS[:8])
-    service.buy_insurance("p1", round_id, 100, "k4")
-    service.close_insurance(round_id)
-    service.decide("p1", round_id, A, True)
+    pokdeng(service).buy_insurance("p1", round_id, 100, "k4")
+    pokdeng(service).close_insurance(round_id)
+    pokdeng(service).decide("p1", round_id, A, True)
     deal(service, round_id, ["2H"])
-    service.decide("p3", round_id, B, False)
+    pokdeng(service).decide("p3", round_id, B, False)
     deal(service, round_id, ["9D", "2S"])
     return round_id
 
@@ -83,9 +84,9 @@ def test_a_full_round_settles_every_wallet_as_replay_computes(
 def test_holds_are_the_hold_multiple_and_raises_grow_them(service: RoundService, wallets: WalletService) -> None:
     fund(wallets, "p1", amount=1_000)
     round_id = service.open_round("t1")
-    first = service.place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
+    first = pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
     assert first["balance"] == 700
-    raised = service.place_bets("p1", round_id, [Bet(PLAYER, A, 50)], "k2")
+    raised = pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 50)], "k2")
     assert raised["wagers"] == [
         {"wager_id": first["wagers"][0]["wager_id"], "side": "player", "seat": "A", "stake": 150}
     ]
@@ -98,9 +99,9 @@ def test_a_slip_is_all_or_nothing(
     fund(wallets, "p1", amount=500)
     round_id = service.open_round("t1")
     with pytest.raises(InsufficientFundsError, match="p1 wallet holds 500 THB, 600 needed"):
-        service.place_bets("p1", round_id, [Bet(PLAYER, A, 100), Bet(PLAYER, B, 100)], "k1")
+        pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 100), Bet(PLAYER, B, 100)], "k1")
     with pytest.raises(WagerError, match="already bets on the player side"):
-        service.place_bets("p1", round_id, [Bet(PLAYER, A, 10), Bet(BANKER, B, 10)], "k2")
+        pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 10), Bet(BANKER, B, 10)], "k2")
     assert wallets.balance("p1")["balance"] == 500
     with sessions() as session:
         assert session.scalar(select(func.count()).select_from(Wager)) == 0
@@ -112,11 +113,11 @@ def test_idempotent_retries_return_the_first_result_and_move_money_once(
 ) -> None:
     fund(wallets, "p1", amount=1_000)
     round_id = service.open_round("t1")
-    first = service.place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "same")
-    again = service.place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "same")
+    first = pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "same")
+    again = pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "same")
     assert again == first and wallets.balance("p1")["balance"] == 700
     with pytest.raises(IdempotencyConflictError, match="already used for a different request"):
-        service.place_bets("p1", round_id, [Bet(PLAYER, A, 200)], "same")
+        pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 200)], "same")
 
 
 def test_late_bets_are_refused_by_the_clock_and_by_the_close(
@@ -126,10 +127,10 @@ def test_late_bets_are_refused_by_the_clock_and_by_the_close(
     round_id = service.open_round("t1")
     clock.advance(seconds=15)  # the default betting window is 15 s
     with pytest.raises(BettingClosedError, match="betting is closed"):
-        service.place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
-    service.close_betting(round_id)
+        pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
+    pokdeng(service).close_betting(round_id)
     with pytest.raises(BettingClosedError, match=r"betting is closed \(phase dealing\)"):
-        service.place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k2")
+        pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k2")
     assert wallets.balance("p1")["balance"] == 10_000
 
 
@@ -138,13 +139,13 @@ def test_a_decision_after_its_window_is_refused(
 ) -> None:
     fund(wallets, "p1")
     round_id = service.open_round("t1")
-    service.place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
-    service.close_betting(round_id)
+    pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
+    pokdeng(service).close_betting(round_id)
     deal(service, round_id, "5H 2D KD 4S TH 4C 3C 2C".split())
     clock.advance(seconds=10)
     with pytest.raises(WindowClosedError, match="the window closed"):
-        service.decide("p1", round_id, A, True)
-    applied = service.decision_timeout(round_id, A)
+        pokdeng(service).decide("p1", round_id, A, True)
+    applied = pokdeng(service).decision_timeout(round_id, A)
     assert [type(e).__name__ for e in applied.events][:1] == ["DrawDecided"]
 
 
@@ -153,12 +154,12 @@ def test_a_fresh_service_rebuilds_an_open_round_from_its_log(
 ) -> None:
     fund(wallets, "p1", "p2", "p3")
     round_id = service.open_round("t1")
-    service.place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
-    service.close_betting(round_id)
+    pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
+    pokdeng(service).close_betting(round_id)
     deal(service, round_id, SPEC_CARDS[:5])
     restarted = RoundService(sessions, clock)  # a new process: empty engine cache
     deal(restarted, round_id, SPEC_CARDS[5:8])
-    applied = restarted.close_insurance(round_id)
+    applied = pokdeng(restarted).close_insurance(round_id)
     assert applied.engine.expecting is not None and applied.phase == "drawing"
     assert applied.engine.cards == [Card.from_code(c) for c in SPEC_CARDS[:8]]
 
@@ -166,9 +167,9 @@ def test_a_fresh_service_rebuilds_an_open_round_from_its_log(
 def test_void_before_settlement_returns_every_stake(service: RoundService, wallets: WalletService) -> None:
     fund(wallets, "p1", "p2")
     round_id = service.open_round("t1")
-    service.place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
-    service.place_bets("p2", round_id, [Bet(BANKER, A, 100)], "k2")
-    service.close_betting(round_id)
+    pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
+    pokdeng(service).place_bets("p2", round_id, [Bet(BANKER, A, 100)], "k2")
+    pokdeng(service).close_betting(round_id)
     deal(service, round_id, "5H 2D KD 9S TH 4S 3C".split())
     service.void(round_id, "shoe jammed", "operator")
     assert wallets.balance("p1")["balance"] == wallets.balance("p2")["balance"] == 10_000
@@ -221,11 +222,11 @@ def test_a_threshold_change_applies_from_the_next_round(
     fund(wallets, "p1")
     round_id = service.open_round("t1")
     clock.advance(seconds=1)
-    service.set_threshold("p1", 1)
-    service.place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
-    service.close_betting(round_id)
+    pokdeng(service).set_threshold("p1", 1)
+    pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
+    pokdeng(service).close_betting(round_id)
     deal(service, round_id, "3H 2D KD 4S TH 4C 3C 2C".split())  # A has 3
     clock.advance(seconds=10)
-    applied = service.decision_timeout(round_id, A)
+    applied = pokdeng(service).decision_timeout(round_id, A)
     assert applied.events[0].draw is True  # type: ignore[union-attr]  # old threshold 4: draws on 3
-    assert service.threshold("p1") == 1
+    assert pokdeng(service).threshold("p1") == 1

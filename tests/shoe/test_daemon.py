@@ -24,10 +24,10 @@ from hardware.sim import Faults, VirtualShoe, shuffled_deck
 from hardware.sim.camera import FELTS, STYLES, Scene, SyntheticCamera, calibration_photos
 from services.bus import topics
 from services.bus.client import Subscriber
+from services.bus.feed import ShoeEvent, ShoeFeedClient
 from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck, ShoeStatus, decode
 from services.cli import main
 from services.shoe.daemon import ShoeAlreadyOnlineError, ShoeConfig, ShoeDaemon
-from services.shoe.feed import ShoeEvent, ShoeFeedClient
 from tests.conftest import BrokerProcess
 from tests.support import wait_until
 

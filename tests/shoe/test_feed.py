@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from services.bus.feed import ShoeFeed
 from services.bus.messages import ShoeCard, ShoeNewDeck
-from services.shoe.feed import ShoeFeed
 from services.shoe.timecode import VideoClock
 
 DECK = [rank + suit for suit in "SHDC" for rank in "A23456789TJQK"]

@@ -28,7 +28,7 @@ from services.bus.messages import (
     encode,
 )
 
-log = logging.getLogger("studio.shoe.feed")
+log = logging.getLogger("studio.bus.feed")
 ShoeEvent = ShoeCard | ShoeNewDeck
 
 

@@ -1,0 +1,112 @@
+"""The rounds side of a game: its player actions, the end of its windows, what it stores at settlement.
+
+A game's engine (``services.games.base.Game``) is pure; its ``Adapter`` is where the game meets
+the database and the API: each ``Action`` is one player route (``POST /v1/rounds/{id}/{name}``)
+with its request and answer schemas, and runs in the round service's transactions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy.orm import Session
+
+from services.games.base import Game, Window
+from services.games.base import game as game_named
+
+if TYPE_CHECKING:
+    from services.rounds.models import Round
+    from services.rounds.service import Applied, RoundService
+
+# (service, player, round_id, body, idempotency key or None) -> the answer
+Run = Callable[["RoundService", str, str, Any, "str | None"], Any]
+
+
+class Strict(BaseModel):
+    """A request body: unknown fields and loose types are refused."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class AppliedOut(BaseModel):
+    """What a command did: the round's phase after it and the names of the events it caused."""
+
+    round_id: str
+    phase: str
+    events: list[str]
+
+
+def applied_out(applied: Applied) -> AppliedOut:
+    return AppliedOut(round_id=applied.round_id, phase=applied.phase, events=[type(e).__name__ for e in applied.events])
+
+
+@dataclass(frozen=True)
+class Action:
+    """One thing a player does in a round of this game, as an API route."""
+
+    name: str  # the route: POST /v1/rounds/{round_id}/{name}
+    body: type[BaseModel]
+    answer: type[BaseModel]
+    run: Run
+    summary: str
+    keyed: bool = False  # moves money: needs an Idempotency-Key, and answers 201
+    changes_state: bool = True  # the public state changed: tell the streams
+
+
+class Adapter:
+    """The default: actions none, a window's end is the engine's own timeout command."""
+
+    game_name: ClassVar[str]
+    actions: tuple[Action, ...] = ()
+
+    @property
+    def game(self) -> Game[Any, Any]:
+        return game_named(self.game_name)
+
+    def close(
+        self, service: RoundService, session: Session, round_: Round, engine: Any, window: Window, actor: str
+    ) -> list[Any]:
+        """End the open ``window``: append what its end means; returns the events."""
+        return service.append(session, round_, engine, self.game.timeout(engine), actor)
+
+    def settled(self, service: RoundService, session: Session, round_: Round, engine: Any) -> None:
+        """Write what the game keeps of a settled (or recalculated) round besides the ledger's postings."""
+
+    profile_settings: tuple[str, ...] = ()  # the player settings this game has (``PUT /v1/me/{name}``)
+
+    def profile(self, service: RoundService, player: str) -> dict[str, Any]:
+        """What a player's ``/v1/me`` shows of their settings in this game."""
+        return {}
+
+    def set_profile(self, service: RoundService, player: str, name: str, value: Any) -> None:
+        raise NotImplementedError(name)  # only names in ``profile_settings`` reach here
+
+
+_ADAPTERS: dict[str, Adapter] = {}
+
+
+def register(adapter: Adapter) -> Adapter:
+    _ADAPTERS[adapter.game_name] = adapter
+    return adapter
+
+
+def adapter(game: str) -> Adapter:
+    _load_builtin()
+    found = _ADAPTERS.get(game)
+    if found is None:
+        game_named(game)  # an unknown game says so
+        found = register(type(f"{game}Adapter", (Adapter,), {"game_name": game})())
+    return found
+
+
+def every() -> list[Adapter]:
+    _load_builtin()
+    return [_ADAPTERS[name] for name in sorted(_ADAPTERS)]
+
+
+def _load_builtin() -> None:
+    if "pokdeng" not in _ADAPTERS:
+        import services.rounds.pokdeng  # noqa: F401

@@ -1,0 +1,383 @@
+"""Pok Deng's adapter: bet slips, insurance, draw/stand decisions and auto-draw thresholds.
+
+Bets serialize with the close of betting on the round row: bets take a shared lock, the close an
+exclusive one, so a bet is either fully in before the close or refused after it. A bet slip is
+the hot path (every player, many times a round): it runs prebuilt Core statements on the
+session's connection, with no ORM objects, and the wagers enter the round's log only when betting
+closes (in order of first placement).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Annotated, Any, Literal, cast
+
+from pydantic import BaseModel, Field
+from sqlalchemy import Connection, Row, Table, bindparam, insert, select, update
+from sqlalchemy.orm import Session
+
+from services.games.base import Window
+from services.games.pokdeng import Phase, PokDengRound, Position, Side, TableSettings
+from services.games.pokdeng import events as ev
+from services.games.pokdeng.port import INSURANCE, POKDENG
+from services.ledger import idempotency
+from services.rounds.adapters import Action, Adapter, AppliedOut, Strict, applied_out, register
+from services.rounds.clock import aware
+from services.rounds.engines import load
+from services.rounds.errors import BettingClosedError, NotFoundError, RecalculationRefusedError
+from services.rounds.models import Round, ThresholdChange, Wager
+from services.rounds.service import Applied, RoundService
+
+ROUNDS = cast(Table, Round.__table__)
+WAGERS = cast(Table, Wager.__table__)
+BETTING_ROUND = (
+    select(ROUNDS.c.phase, ROUNDS.c.betting_closes_at, ROUNDS.c.table_id, ROUNDS.c.settings)
+    .where(ROUNDS.c.id == bindparam("round_id"))
+    .with_for_update(read=True)
+)
+OWN_WAGERS = (
+    select(WAGERS.c.id, WAGERS.c.side, WAGERS.c.seat, WAGERS.c.stake)
+    .where(WAGERS.c.round_id == bindparam("round_id"), WAGERS.c.player == bindparam("player"))
+    .order_by(WAGERS.c.seq)
+)
+NEW_WAGERS = insert(WAGERS)
+RAISE_WAGERS = (
+    update(WAGERS)
+    .where(WAGERS.c.id == bindparam("wager_id"))
+    .values(stake=WAGERS.c.stake + bindparam("add"), updated_at=bindparam("now"))
+)
+STORE_NETS = update(WAGERS).where(WAGERS.c.id == bindparam("wager_id")).values(net=bindparam("net"))
+
+# ---- the actions' bodies -----------------------------------------------------------------
+
+Amount = Annotated[int, Field(gt=0, le=10**15, description="minor units")]
+Seat = Literal["A", "B", "C"]
+
+
+class BetIn(Strict):
+    side: Literal["player", "banker"]
+    seat: Seat
+    stake: Amount
+
+
+class BetSlipIn(Strict):
+    bets: Annotated[list[BetIn], Field(min_length=1, max_length=3)]
+
+
+class InsuranceIn(Strict):
+    amount: Amount
+
+
+class DecisionIn(Strict):
+    seat: Seat
+    choice: Literal["draw", "stand"]
+
+
+class WagerOut(BaseModel):
+    wager_id: str
+    side: str
+    seat: str
+    stake: int
+
+
+class SlipOut(BaseModel):
+    round_id: str
+    wagers: list[WagerOut]
+    balance: int
+
+
+class InsuranceOut(BaseModel):
+    round_id: str
+    insurance: int
+    balance: int
+
+
+@dataclass(frozen=True, slots=True)
+class Bet:
+    side: Side
+    seat: Position
+    stake: int
+
+
+@dataclass
+class Slip:
+    """A bet slip worked out against the player's own wagers: what to write, what to hold, what to answer."""
+
+    new: dict[str, dict[str, Any]]  # wager id -> the row to insert, in order of first placement
+    raises: dict[str, int]  # wager id -> stake added to an existing wager
+    wagers: dict[str, tuple[str, str, int]]  # wager id -> (side, seat, stake after the slip)
+    holds: list[tuple[str, int]]  # (wager id, amount to hold), one per bet
+
+    def answer(self) -> list[dict[str, Any]]:
+        """The slip's wagers, each once in order of the bets, with its stake after the slip."""
+        return [
+            {"wager_id": w, "side": self.wagers[w][0], "seat": self.wagers[w][1], "stake": self.wagers[w][2]}
+            for w in dict.fromkeys(wager_id for wager_id, _ in self.holds)
+        ]
+
+
+class PokDengAdapter(Adapter):
+    game_name = "pokdeng"
+
+    def __init__(self) -> None:
+        self.actions = (
+            Action("bets", BetSlipIn, SlipOut, self._bets_action, "Place or raise wagers on one side of the round "
+                   "while betting is open; holds are taken atomically.", keyed=True, changes_state=False),
+            Action("insurance", InsuranceIn, InsuranceOut, self._insurance_action,
+                   "Buy insurance while the window is open; it is held like a wager and settles with the round.",
+                   keyed=True),
+            Action("decisions", DecisionIn, AppliedOut, self._decision_action,
+                   "Draw or stand on the seat you decide for, before its window closes."),
+        )  # fmt: skip
+
+    # ---- bets -------------------------------------------------------------------------
+
+    def place_bets(
+        self, service: RoundService, player: str, round_id: str, bets: Sequence[Bet], key: str
+    ) -> dict[str, Any]:
+        """Place or raise wagers on one side of the round; all are in, with their holds, or none."""
+        request = {"op": "bets", "round": round_id, "bets": [[str(b.side), str(b.seat), b.stake] for b in bets]}
+
+        def work(session: Session) -> dict[str, Any]:
+            stored = idempotency.begin(session, key, player, request)
+            if stored is not None:
+                return stored
+            connection = session.connection()
+            round_, now = self._betting_round(service, connection, round_id)
+            if not bets:
+                raise BettingClosedError("a bet slip needs at least one bet")
+            settings = service.round_settings(round_id, round_.settings, POKDENG)
+            ledger = service.ledger(session, round_.table_id)
+            wallet, locked = service.accounts.lock_player(session, ledger, player)
+            own = connection.execute(OWN_WAGERS, {"round_id": round_id, "player": player}).all()
+            slip = _plan_slip(settings, player, round_id, own, bets, now)
+            holds = ledger.place_holds(player, round_id, slip.holds, locked)
+            _write_wagers(connection, slip, now)
+            response = {"round_id": round_id, "wagers": slip.answer(), "balance": holds.balances[wallet]}
+            return idempotency.finish(session, key, response)
+
+        return service.run(work)
+
+    def close_betting(self, service: RoundService, round_id: str, actor: str = "controller") -> Applied:
+        """Close betting: the round's wagers enter its log in order of first placement."""
+        return service.close_window(round_id, actor, kind="betting")
+
+    def close(
+        self, service: RoundService, session: Session, round_: Round, engine: PokDengRound, window: Window, actor: str
+    ) -> list[Any]:
+        if window.kind != "betting":
+            return super().close(service, session, round_, engine, window, actor)
+        wagers = session.scalars(select(Wager).where(Wager.round_id == round_.id).order_by(Wager.seq)).all()
+        events: list[Any] = []
+        for wager in wagers:
+            command = ev.PlaceWager(wager.id, wager.player, Side(wager.side), Position(wager.seat), wager.stake)
+            events += service.append(session, round_, engine, command, actor)
+        thresholds = _thresholds(session, {w.player for w in wagers}, aware(round_.opened_at))
+        return events + service.append(session, round_, engine, ev.CloseBetting(thresholds), actor)
+
+    def settled(self, service: RoundService, session: Session, round_: Round, engine: PokDengRound) -> None:
+        """Each wager's net, for the players' history."""
+        assert engine.result is not None
+        rows = [{"wager_id": item.wager.wager_id, "net": item.net} for item in engine.result.wagers]
+        if rows:
+            session.connection().execute(STORE_NETS, rows)
+
+    # ---- insurance and decisions ------------------------------------------------------
+
+    def buy_insurance(self, service: RoundService, player: str, round_id: str, amount: int, key: str) -> dict[str, Any]:
+        """Insurance is held like a wager (1 × its amount) and settles with the round."""
+        request = {"op": "insurance", "round": round_id, "amount": amount}
+
+        def work(session: Session) -> dict[str, Any]:
+            stored = idempotency.begin(session, key, player, request)
+            if stored is not None:
+                return stored
+            round_ = service.locked_round(session, round_id)
+            engine = service.engine(session, round_)
+            service.check_window(round_)
+            command = ev.BuyInsurance(player, amount)
+            engine.verify(command)
+            ledger = service.ledger(session, round_.table_id)
+            ledger.hold(player, amount, round_id, INSURANCE + player)
+            service.append(session, round_, engine, command, player)
+            response = {"round_id": round_id, "insurance": amount, "balance": ledger.wallet(player)}
+            return idempotency.finish(session, key, response)
+
+        return service.run(work)
+
+    def close_insurance(self, service: RoundService, round_id: str, actor: str = "controller") -> Applied:
+        return service.command(round_id, lambda _game: ev.CloseInsurance(), actor)
+
+    def decide(self, service: RoundService, player: str, round_id: str, seat: Position, draw: bool) -> Applied:
+        return service.command(round_id, lambda _game: ev.Decide(seat, draw, player), player, window=True)
+
+    def decision_timeout(
+        self, service: RoundService, round_id: str, seat: Position, actor: str = "controller"
+    ) -> Applied:
+        return service.command(round_id, lambda _game: ev.DecisionTimeout(seat), actor)
+
+    # ---- thresholds -------------------------------------------------------------------
+
+    def set_threshold(self, service: RoundService, player: str, threshold: int) -> None:
+        """A new auto-draw threshold applies from the next round the player joins."""
+        if type(threshold) is not int or not 1 <= threshold <= 5:
+            raise RecalculationRefusedError(f"threshold must be a whole number 1–5, got {threshold!r}")
+
+        def work(session: Session) -> None:
+            session.execute(
+                insert(ThresholdChange).values(player=player, threshold=threshold, changed_at=service.clock.now())
+            )
+
+        service.run(work)
+
+    def threshold(self, service: RoundService, player: str) -> int:
+        with service.sessions() as session:
+            later = service.clock.now() + timedelta(microseconds=1)
+            return _thresholds(session, {player}, later).get(player, 4)
+
+    profile_settings = ("threshold",)
+
+    def profile(self, service: RoundService, player: str) -> dict[str, Any]:
+        return {"threshold": self.threshold(service, player)}
+
+    def set_profile(self, service: RoundService, player: str, name: str, value: Any) -> None:
+        self.set_threshold(service, player, value)
+
+    def round(self, service: RoundService, round_id: str) -> PokDengRound:
+        """A private copy of the round's engine, replayed from its log (for the demo's players and report)."""
+        with service.sessions() as session:
+            round_ = session.get(Round, round_id)
+            if round_ is None:
+                raise NotFoundError(f"round {round_id!r} does not exist")
+            return cast(PokDengRound, load(session, round_, POKDENG))
+
+    # ---- the actions as routes --------------------------------------------------------
+
+    def _bets_action(self, service: RoundService, player: str, round_id: str, body: BetSlipIn, key: str | None) -> Any:
+        bets = [Bet(Side(bet.side), Position(bet.seat), bet.stake) for bet in body.bets]
+        return SlipOut(**self.place_bets(service, player, round_id, bets, key or ""))
+
+    def _insurance_action(
+        self, service: RoundService, player: str, round_id: str, body: InsuranceIn, key: str | None
+    ) -> Any:
+        return InsuranceOut(**self.buy_insurance(service, player, round_id, body.amount, key or ""))
+
+    def _decision_action(
+        self, service: RoundService, player: str, round_id: str, body: DecisionIn, _key: str | None
+    ) -> Any:
+        return applied_out(self.decide(service, player, round_id, Position(body.seat), body.choice == "draw"))
+
+    def _betting_round(
+        self, service: RoundService, connection: Connection, round_id: str
+    ) -> tuple[Row[Any, Any, Any, Any], datetime]:
+        """The round's row under a shared lock (the close of betting takes it exclusively), if betting is open."""
+        round_ = connection.execute(BETTING_ROUND, {"round_id": round_id}).first()
+        if round_ is None:
+            raise NotFoundError(f"round {round_id!r} does not exist")
+        now = service.clock.now()
+        if round_.phase != Phase.BETTING or now >= aware(round_.betting_closes_at):
+            raise BettingClosedError(f"round {round_id}: betting is closed (phase {round_.phase})")
+        return round_, now
+
+
+ADAPTER = PokDengAdapter()
+register(ADAPTER)
+
+
+class PokDengDesk:
+    """The Pok Deng adapter bound to one round service: ``pokdeng(service).place_bets(...)``."""
+
+    def __init__(self, service: RoundService) -> None:
+        self.service = service
+
+    def place_bets(self, player: str, round_id: str, bets: Sequence[Bet], key: str) -> dict[str, Any]:
+        return ADAPTER.place_bets(self.service, player, round_id, bets, key)
+
+    def close_betting(self, round_id: str, actor: str = "controller") -> Applied:
+        return ADAPTER.close_betting(self.service, round_id, actor)
+
+    def buy_insurance(self, player: str, round_id: str, amount: int, key: str) -> dict[str, Any]:
+        return ADAPTER.buy_insurance(self.service, player, round_id, amount, key)
+
+    def close_insurance(self, round_id: str, actor: str = "controller") -> Applied:
+        return ADAPTER.close_insurance(self.service, round_id, actor)
+
+    def decide(self, player: str, round_id: str, seat: Position, draw: bool) -> Applied:
+        return ADAPTER.decide(self.service, player, round_id, seat, draw)
+
+    def decision_timeout(self, round_id: str, seat: Position, actor: str = "controller") -> Applied:
+        return ADAPTER.decision_timeout(self.service, round_id, seat, actor)
+
+    def set_threshold(self, player: str, threshold: int) -> None:
+        ADAPTER.set_threshold(self.service, player, threshold)
+
+    def threshold(self, player: str) -> int:
+        return ADAPTER.threshold(self.service, player)
+
+    def round(self, round_id: str) -> PokDengRound:
+        return ADAPTER.round(self.service, round_id)
+
+
+def pokdeng(service: RoundService) -> PokDengDesk:
+    return PokDengDesk(service)
+
+
+def _thresholds(session: Session, players: set[str], before: datetime) -> dict[str, int]:
+    """Each player's threshold as it stood at ``before`` (changes apply from the next round)."""
+    rows = session.execute(
+        select(ThresholdChange.player, ThresholdChange.threshold)
+        .where(ThresholdChange.player.in_(sorted(players)), ThresholdChange.changed_at < before)
+        .order_by(ThresholdChange.changed_at, ThresholdChange.id)
+    )
+    return {player: threshold for player, threshold in rows}
+
+
+def _plan_slip(
+    settings: TableSettings,
+    player: str,
+    round_id: str,
+    own: Sequence[Row[Any, Any, Any, Any]],
+    bets: Sequence[Bet],
+    now: datetime,
+) -> Slip:
+    """Check the bets against the player's own wagers (all the betting rules look at) and plan the writes.
+
+    A bet on a (side, seat) the player already has raises that wager; a new one gets a new wager.
+    """
+    check = PokDengRound(settings)
+    wagers: dict[str, tuple[str, str, int]] = {}
+    by_key: dict[tuple[str, str], str] = {}
+    for wager_id, side, seat, stake in own:
+        check.place_wager(wager_id, player, Side(side), Position(seat), stake)
+        wagers[wager_id] = (side, seat, stake)
+        by_key[(side, seat)] = wager_id
+    slip = Slip({}, {}, wagers, [])
+    for bet in bets:
+        side, seat = str(bet.side), str(bet.seat)
+        wager_id = by_key.get((side, seat)) or uuid.uuid4().hex
+        by_key[(side, seat)] = wager_id
+        check.place_wager(wager_id, player, bet.side, bet.seat, bet.stake)
+        slip.holds.append((wager_id, settings.hold_multiple * bet.stake))
+        if wager_id not in wagers:
+            slip.new[wager_id] = {
+                "id": wager_id, "round_id": round_id, "player": player, "side": side, "seat": seat, "stake": 0,
+                "net": None, "created_at": now, "updated_at": now,
+            }  # fmt: skip
+            wagers[wager_id] = (side, seat, 0)
+        if wager_id in slip.new:
+            slip.new[wager_id]["stake"] += bet.stake
+        else:
+            slip.raises[wager_id] = slip.raises.get(wager_id, 0) + bet.stake
+        wagers[wager_id] = (side, seat, wagers[wager_id][2] + bet.stake)
+    return slip
+
+
+def _write_wagers(connection: Connection, slip: Slip, now: datetime) -> None:
+    """Insert the slip's new wagers (``seq`` keeps their order) and raise the existing ones."""
+    if slip.new:
+        connection.execute(NEW_WAGERS, list(slip.new.values()))
+    if slip.raises:
+        connection.execute(RAISE_WAGERS, [{"wager_id": w, "add": add, "now": now} for w, add in slip.raises.items()])

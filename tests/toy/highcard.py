@@ -1,0 +1,286 @@
+"""High card: a toy second game that proves the game port without any Pok Deng code.
+
+Players take seats P1/P2 while seating is open (each seat holds the table's stake). Then each
+seated player gets one card face down (only its owner sees it), then the house one card face up,
+and every hand is revealed: a seat whose rank beats the house's (A high, suits equal) wins the
+stake, a lower one loses it, the same rank is a push. Built only on ``services.games.base`` and
+``services.rounds.adapters``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from pydantic import BaseModel
+
+from services.cards import Card
+from services.games import base
+from services.games.base import (
+    DEALER,
+    Audience,
+    CardWanted,
+    Expecting,
+    Game,
+    GameError,
+    GameSettingsError,
+    NotExpectedError,
+    NotYourMoveError,
+    Payout,
+    Window,
+)
+from services.ledger import idempotency
+from services.rounds import adapters
+from services.rounds.adapters import Action, Strict
+from services.rounds.service import RoundService
+
+ORDER = "23456789TJQKA"
+SEATS = ("P1", "P2")
+HOUSE = "house"
+
+
+@dataclass(frozen=True)
+class Settings:
+    stake: int = 100
+    seating_ms: int = 1_000
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            if type(value) is not int or not 0 < value <= 10**9:
+                raise GameSettingsError(f"setting {name}: expected a whole number 1–10^9, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Sit:
+    player: str
+    seat: str
+
+
+@dataclass(frozen=True)
+class CloseSeating:
+    pass
+
+
+@dataclass(frozen=True)
+class Deal:
+    card: Card
+
+
+@dataclass(frozen=True)
+class Void:
+    reason: str
+
+
+Command = Sit | CloseSeating | Deal | Void
+
+
+@dataclass
+class Round:
+    settings: Settings
+    phase: str = "seating"
+    seats: dict[str, str] = field(default_factory=dict)  # seat -> player
+    hands: dict[str, Card] = field(default_factory=dict)  # seat or HOUSE -> card, in deal order
+    commands: list[Command] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+
+    def order(self) -> list[str]:
+        return [seat for seat in SEATS if seat in self.seats] + [HOUSE]
+
+
+class HighCard(Game[Round, Command]):
+    name = "highcard"
+
+    def settings(self, raw: Mapping[str, Any]) -> Settings:
+        unknown = sorted(set(raw) - {"stake", "seating_ms"})
+        if unknown:
+            raise GameSettingsError(f"unknown setting {unknown[0]!r} (known: stake, seating_ms)")
+        return replace(Settings(), **raw)
+
+    def settings_dict(self, settings: Settings) -> dict[str, Any]:
+        return asdict(settings)
+
+    def most_cards(self, settings: Settings) -> int:
+        return len(SEATS) + 1
+
+    def new_round(self, settings: Settings) -> Round:
+        return Round(settings)
+
+    def verify(self, round_: Round, command: Command) -> None:
+        match command:
+            case Sit(player=player, seat=seat):
+                if round_.phase != "seating":
+                    raise NotExpectedError(f"seating is closed (phase {round_.phase})")
+                if seat not in SEATS:
+                    raise GameError(f"no seat {seat!r} (seats: {', '.join(SEATS)})")
+                if seat in round_.seats:
+                    raise NotYourMoveError(f"seat {seat} is taken")
+                if player in round_.seats.values():
+                    raise GameError(f"{player} already has a seat")
+            case CloseSeating():
+                if round_.phase != "seating":
+                    raise NotExpectedError(f"seating is already closed (phase {round_.phase})")
+            case Deal():
+                if round_.phase != "dealing":
+                    raise NotExpectedError(f"no card is expected (phase {round_.phase})")
+            case Void(reason=reason):
+                if round_.phase == "void" or not reason.strip():
+                    raise NotExpectedError("void refused: already void, or no reason")
+
+    def apply(self, round_: Round, command: Command) -> list[Any]:
+        self.verify(round_, command)
+        start = len(round_.events)
+        match command:
+            case Sit(player=player, seat=seat):
+                round_.seats[seat] = player
+                round_.events.append(f"seated {seat}")
+            case CloseSeating():
+                round_.phase = "dealing"
+                round_.events.append("seating closed")
+            case Deal(card=card):
+                position = round_.order()[len(round_.hands)]
+                round_.hands[position] = card
+                round_.events.append(f"dealt {position}")
+                if len(round_.hands) == len(round_.order()):
+                    round_.phase = "settled"
+                    round_.events.append("settled")
+            case Void():
+                round_.phase = "void"
+                round_.events.append("voided")
+        round_.commands.append(command)
+        return round_.events[start:]
+
+    def commands(self, round_: Round) -> Sequence[Command]:
+        return round_.commands
+
+    def events(self, round_: Round) -> Sequence[Any]:
+        return round_.events
+
+    def command_to_dict(self, command: Command) -> dict[str, Any]:
+        match command:
+            case Sit(player=player, seat=seat):
+                return {"type": "sit", "player": player, "seat": seat}
+            case CloseSeating():
+                return {"type": "close_seating"}
+            case Deal(card=card):
+                return {"type": "deal", "card": str(card)}
+            case Void(reason=reason):
+                return {"type": "void", "reason": reason}
+        raise AssertionError(command)
+
+    def command_from_dict(self, data: Mapping[str, Any]) -> Command:
+        kind = data["type"]
+        if kind == "sit":
+            return Sit(data["player"], data["seat"])
+        if kind == "close_seating":
+            return CloseSeating()
+        if kind == "deal":
+            return Deal(Card.from_code(data["card"]))
+        return Void(data["reason"])
+
+    def deal(self, card: Card) -> Command:
+        return Deal(card)
+
+    def dealt(self, command: Command) -> Card | None:
+        return command.card if isinstance(command, Deal) else None
+
+    def timeout(self, round_: Round) -> Command:
+        if round_.phase != "seating":
+            raise NotExpectedError(f"no window is open (phase {round_.phase})")
+        return CloseSeating()
+
+    def void(self, reason: str) -> Command:
+        return Void(reason)
+
+    def expecting(self, round_: Round) -> Expecting:
+        if round_.phase == "seating":
+            return Window("seating", round_.settings.seating_ms, text="players taking seats")
+        if round_.phase == "dealing":
+            position = round_.order()[len(round_.hands)]
+            face_up = position == HOUSE
+            return CardWanted(position, 0, face_up, f"{position}'s card" + ("" if face_up else ", face down"))
+        return None
+
+    def phase(self, round_: Round) -> str:
+        return round_.phase
+
+    def cards(self, round_: Round) -> list[Card]:
+        return list(round_.hands.values())
+
+    def seats(self, round_: Round) -> dict[str, str]:
+        return dict(round_.seats)
+
+    def hidden(self, round_: Round, audience: Audience) -> frozenset[Card]:
+        if round_.phase == "settled":
+            return frozenset()
+        own = {seat for seat, player in round_.seats.items() if audience.kind == "player" and player == audience.player}
+        return frozenset(card for seat, card in round_.hands.items() if seat != HOUSE and seat not in own)
+
+    def view(self, round_: Round, audience: Audience) -> dict[str, Any]:
+        hidden = self.hidden(round_, audience)
+        unseen = "received" if audience == DEALER else None
+        cards = {position: (unseen if card in hidden else str(card)) for position, card in round_.hands.items()}
+        view: dict[str, Any] = {"phase": round_.phase, "seats": sorted(round_.seats), "cards": cards}
+        if round_.phase == "settled":
+            view["result"] = {seat: net for seat, net in self._nets_by_seat(round_).items()}
+        return view
+
+    def payouts(self, round_: Round) -> list[Payout] | None:
+        if round_.phase != "settled":
+            return None
+        nets = self._nets_by_seat(round_)
+        return [Payout(player, f"seat:{seat}", nets[seat]) for seat, player in sorted(round_.seats.items())]
+
+    def result(self, round_: Round) -> dict[str, Any] | None:
+        if round_.phase != "settled":
+            return None
+        return {"cards": {p: str(c) for p, c in round_.hands.items()}, "nets": self._nets_by_seat(round_)}
+
+    def _nets_by_seat(self, round_: Round) -> dict[str, int]:
+        house = ORDER.index(round_.hands[HOUSE].rank)
+        stake = round_.settings.stake
+        nets = {}
+        for seat in round_.seats:
+            mine = ORDER.index(round_.hands[seat].rank)
+            nets[seat] = stake if mine > house else -stake if mine < house else 0
+        return nets
+
+
+class SitIn(Strict):
+    seat: str
+
+
+class SeatOut(BaseModel):
+    round_id: str
+    seat: str
+    held: int
+
+
+def sit(service: RoundService, player: str, round_id: str, body: SitIn, key: str | None) -> SeatOut:
+    """Take a seat: the table's stake is held from the wallet, and the seat joins the round's log."""
+
+    def work(session: Any) -> dict[str, Any]:
+        stored = idempotency.begin(session, key or "", player, {"op": "sit", "round": round_id, "seat": body.seat})
+        if stored is not None:
+            return stored
+        round_ = service.locked_round(session, round_id)
+        engine = service.engine(session, round_)
+        service.check_window(round_)
+        command = Sit(player, body.seat)
+        GAME.verify(engine, command)
+        service.ledger(session, round_.table_id).hold(player, engine.settings.stake, round_id, f"seat:{body.seat}")
+        service.append(session, round_, engine, command, player)
+        answer = {"round_id": round_id, "seat": body.seat, "held": engine.settings.stake}
+        return idempotency.finish(session, key or "", answer)
+
+    return SeatOut(**service.run(work))
+
+
+class HighCardAdapter(adapters.Adapter):
+    game_name = "highcard"
+    actions = (Action("sit", SitIn, SeatOut, sit, "Take a seat; the table's stake is held.", keyed=True),)
+
+
+GAME = HighCard()
+base.register(GAME)
+adapters.register(HighCardAdapter())

@@ -1,0 +1,115 @@
+"""The game port's contract, checked on every registered game by one generic driver.
+
+The driver knows nothing of any game: it ends each window with the game's own timeout command and
+deals the next card of a shuffled deck wherever the round wants one, until the round is over.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.cards import FULL_DECK, Card
+from services.games import base
+from services.games.base import DEALER, PUBLIC, CardWanted, Window, viewer
+from tests.toy import highcard
+
+GAMES = ["pokdeng", "highcard"]
+
+
+def seat_players(name: str, round_: Any) -> list[str]:
+    """Seat two players where the game has seats of its own (the toy); Pok Deng deals without bets."""
+    if name == "highcard":
+        for player, seat in (("ana", "P1"), ("binh", "P2")):
+            base.game(name).apply(round_, highcard.Sit(player, seat))
+        return ["ana", "binh"]
+    return []
+
+
+def drive(name: str, seed: int, check: Any = None) -> Any:
+    game = base.game(name)
+    round_ = game.new_round(game.settings({}))
+    players = seat_players(name, round_)
+    deck = list(FULL_DECK)
+    random.Random(seed).shuffle(deck)
+    while (expecting := game.expecting(round_)) is not None:
+        if isinstance(expecting, Window):
+            assert expecting.ms > 0
+            game.apply(round_, game.timeout(round_))
+        else:
+            assert isinstance(expecting, CardWanted) and expecting.text
+            game.apply(round_, game.deal(deck.pop()))
+        if check is not None:
+            check(game, round_, players)
+    return round_
+
+
+def shown(view: dict[str, Any], cards: frozenset[Card]) -> list[str]:
+    text = json.dumps(view)
+    return [str(card) for card in cards if f'"{card}"' in text]
+
+
+def no_hidden_card_in_any_view(game: Any, round_: Any, players: list[str]) -> None:
+    assert shown(game.view(round_, PUBLIC), game.hidden(round_, PUBLIC)) == []
+    assert shown(game.view(round_, DEALER), game.hidden(round_, DEALER)) == []
+    for player in players:
+        audience = viewer(player)
+        assert shown(game.view(round_, audience), game.hidden(round_, audience)) == []
+        mine = game.hidden(round_, PUBLIC) - game.hidden(round_, audience)
+        assert set(shown(game.view(round_, audience), mine)) == {str(card) for card in mine}  # own cards shown
+
+
+@pytest.mark.parametrize("name", GAMES)
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32))
+def test_every_view_leaves_out_the_cards_its_audience_may_not_see(name: str, seed: int) -> None:
+    round_ = drive(name, seed, no_hidden_card_in_any_view)
+    assert base.game(name).phase(round_) == base.SETTLED
+
+
+@pytest.mark.parametrize("name", GAMES)
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32))
+def test_replaying_the_stored_commands_rebuilds_the_round(name: str, seed: int) -> None:
+    game = base.game(name)
+    round_ = drive(name, seed)
+    stored = [json.loads(json.dumps(game.command_to_dict(c))) for c in game.commands(round_)]
+    again = game.replay([game.command_from_dict(entry) for entry in stored], game.settings({}))
+    assert game.view(again, PUBLIC) == game.view(round_, PUBLIC)
+    assert game.payouts(again) == game.payouts(round_) and game.result(again) == game.result(round_)
+    assert game.cards(again) == game.cards(round_)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_void_round_expects_nothing_and_pays_nothing(name: str) -> None:
+    game = base.game(name)
+    round_ = game.new_round(game.settings({}))
+    game.apply(round_, game.void("camera lost the table"))
+    assert game.expecting(round_) is None and game.payouts(round_) is None and game.phase(round_) == base.VOID
+    with pytest.raises(base.GameError):
+        game.apply(round_, game.void("again"))
+
+
+def test_high_card_pays_the_higher_rank_against_the_house_for_every_pair_of_ranks() -> None:
+    game = highcard.GAME
+    ranks = highcard.ORDER
+    for mine in ranks:
+        for house in ranks:
+            round_ = game.new_round(game.settings({"stake": 7}))
+            game.apply(round_, highcard.Sit("ana", "P1"))
+            game.apply(round_, game.timeout(round_))
+            game.apply(round_, game.deal(Card(mine, "H")))
+            game.apply(round_, game.deal(Card(house, "S")))
+            expected = 7 if ranks.index(mine) > ranks.index(house) else -7 if mine != house else 0
+            assert game.payouts(round_) == [base.Payout("ana", "seat:P1", expected)]
+
+
+def test_the_registry_names_every_game_and_refuses_an_unknown_one() -> None:
+    assert {"pokdeng", "highcard"} <= set(base.names())
+    with pytest.raises(base.UnknownGameError, match="unknown game 'baccarat'"):
+        base.game("baccarat")
