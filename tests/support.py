@@ -30,3 +30,10 @@ def stream_in_background(client: Any, path: str, headers: dict[str, str]) -> thr
 
     threading.Thread(target=watch, daemon=True).start()
     return ended
+
+
+def engine_of(controller: Any) -> Any:
+    """The engine of a controller's current round, replayed from the database (the controller keeps none)."""
+    from services.rounds.pokdeng import pokdeng
+
+    return pokdeng(controller.service).round(controller.current.round_id)

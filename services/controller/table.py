@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -265,7 +265,7 @@ class TableController:
         before = (self.current.round_id, self.current.phase) if self.current else None
         if applied is not None and before != (applied.round_id, applied.phase):
             metrics.ROUND_PHASES.labels(self.table_id, applied.phase).inc()
-        self.current = applied
+        self.current = None if applied is None else replace(applied, engine=None)  # the service's: not kept
         self._publish()
 
     def moved(self, latest: tuple[str, int] | None) -> bool:

@@ -19,6 +19,7 @@ from services.rounds.pokdeng import Bet, pokdeng
 from tests.conftest import BrokerProcess
 from tests.controller import stack
 from tests.controller.stack import Studio
+from tests.support import engine_of
 
 studio = stack.studio  # the fixture, shared with test_refusals_end_to_end.py
 
@@ -33,7 +34,7 @@ def test_a_round_is_dealt_from_the_shoe_decided_on_time_and_settled_in_the_ledge
     deck = shuffled_deck(seed=99)
     studio.deal_as_the_console_says(iter(deck), round_id)
 
-    engine = studio.table_controller.current.engine
+    engine = engine_of(studio.table_controller)
     assert engine.result is not None and [str(c) for c in engine.cards] == deck[: len(engine.cards)]
     nets = engine.result.player_nets()
     assert studio.wallets.balance("ana")["balance"] == 10_000 + nets.get("ana", 0)
@@ -48,7 +49,7 @@ def test_a_round_is_dealt_from_the_shoe_decided_on_time_and_settled_in_the_ledge
 
 def assert_no_hidden_card_leaked(studio: Studio, round_id: str) -> None:
     """Every state and dealer message before the reveal lacks the banker's face-down card."""
-    engine = studio.table_controller.current.engine
+    engine = engine_of(studio.table_controller)
     hidden = str(engine.cards[7])  # the banker's second card: dealt face down
     for message in list(studio.views.messages):
         payload = json.loads(message.payload)
@@ -103,7 +104,7 @@ def test_a_round_survives_the_broker_being_killed_and_restarted_mid_deal(
         studio.dealt.add((round_id, "banker", 0))
         broker_process.start()
         studio.deal_as_the_console_says(cards, round_id, timeout=60)
-        engine = studio.table_controller.current.engine
+        engine = engine_of(studio.table_controller)
         assert engine.result is not None
         assert studio.wallets.balance("ana")["balance"] == 10_000 + engine.result.player_nets()["ana"]
         assert len(engine.cards) == len(set(engine.cards))
@@ -167,7 +168,7 @@ def test_a_scripted_round_through_the_whole_stack_matches_the_engine_replay(
             return view.get("phase") in (Phase.SETTLED, Phase.VOID)
 
         studio.deal_until(cards, round_id, act, timeout=60)
-        engine = studio.table_controller.current.engine
+        engine = engine_of(studio.table_controller)
         assert engine.result is not None
         transcript = {
             "cards": [str(card) for card in engine.cards],
