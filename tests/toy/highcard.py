@@ -219,8 +219,8 @@ class HighCard(Game[Round, Command]):
     def view(self, round_: Round, audience: Audience) -> dict[str, Any]:
         hidden = self.hidden(round_, audience)
         unseen = "received" if audience == DEALER else None
-        cards = {position: (unseen if card in hidden else str(card)) for position, card in round_.hands.items()}
-        view: dict[str, Any] = {"phase": round_.phase, "seats": sorted(round_.seats), "cards": cards}
+        hands = {p: {"cards": [unseen if card in hidden else str(card)]} for p, card in round_.hands.items()}
+        view: dict[str, Any] = {"phase": round_.phase, "seats": sorted(round_.seats), "hands": hands}
         if round_.phase == "settled":
             view["result"] = {seat: net for seat, net in self._nets_by_seat(round_).items()}
         return view

@@ -46,7 +46,11 @@ def dealer_view(studio: Studio) -> dict[str, Any]:
 def deal(studio: Studio, card: str, position: str) -> None:
     wait_until(lambda: (dealer_view(studio).get("next_card") or {}).get("position") == position, 10, position)
     studio.sim.deal(card)
-    wait_until(lambda: position in dealer_view(studio).get("cards", {}), 10, f"{card} dealt to {position}")
+    wait_until(lambda: position in dealer_view(studio).get("hands", {}), 10, f"{card} dealt to {position}")
+
+
+def cards(view: dict[str, Any]) -> dict[str, str | None]:
+    return {position: hand["cards"][0] for position, hand in view["hands"].items()}
 
 
 def first_frame(client: TestClient, path: str, headers: dict[str, str]) -> dict[str, Any]:
@@ -75,12 +79,12 @@ def test_a_toy_game_runs_from_the_shoe_to_the_ledger_with_private_seats(toy: tup
     deal(studio, "4C", "P2")  # face down: binh's
 
     state = client.get(f"/v1/tables/{studio.table}/current", headers=ana).json()
-    assert state["cards"] == {"P1": None, "P2": None} and "KH" not in json.dumps(state)
-    assert dealer_view(studio)["cards"] == {"P1": "received", "P2": "received"}
+    assert cards(state) == {"P1": None, "P2": None} and "KH" not in json.dumps(state)
+    assert cards(dealer_view(studio)) == {"P1": "received", "P2": "received"}
     mine = first_frame(client, f"/v1/tables/{studio.table}/seats/P1/stream", ana)
-    assert mine["round_id"] == round_id and mine["cards"] == {"P1": "KH", "P2": None}
+    assert mine["round_id"] == round_id and cards(mine) == {"P1": "KH", "P2": None}
     theirs = first_frame(client, f"/v1/tables/{studio.table}/seats/P2/stream", binh)
-    assert theirs["cards"] == {"P1": None, "P2": "4C"}
+    assert cards(theirs) == {"P1": None, "P2": "4C"}
     refused = client.get(f"/v1/tables/{studio.table}/seats/P1/stream", headers=binh)
     assert refused.status_code == 403 and refused.json()["code"] == "forbidden"
 
@@ -89,7 +93,7 @@ def test_a_toy_game_runs_from_the_shoe_to_the_ledger_with_private_seats(toy: tup
     assert (studio.wallets.balance("ana")["balance"], studio.wallets.balance("ana")["held"]) == (10_100, 0)
     assert studio.wallets.balance("binh")["balance"] == 9_900
     public = studio.latest(topics.round_state(studio.table))
-    assert public["cards"] == {"P1": "KH", "P2": "4C", "house": "9S"} and public["result"] == {"P1": 100, "P2": -100}
+    assert cards(public) == {"P1": "KH", "P2": "4C", "house": "9S"} and public["result"] == {"P1": 100, "P2": -100}
     for message in list(studio.views.messages):  # nothing published before the reveal named a face-down card
         payload = json.loads(message.payload)
         if payload.get("round_id") == round_id and payload.get("phase") != "settled":

@@ -1,9 +1,9 @@
 // Shared by the studio pages: reading a Server-Sent Events stream, drawing cards, hands and timers.
+// Game-agnostic: a game's view lists its ``hands`` (position -> {cards, points?}) in the order to draw them.
 "use strict";
 
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const RANKS = { T: "10" };
-const POSITIONS = ["A", "B", "C", "banker"];
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -28,7 +28,7 @@ function cardNode(code) {
 }
 
 function handNode(position, hand, outcome) {
-  const name = position === "banker" ? "Banker" : "Seat " + position;
+  const name = position === "banker" ? "Banker" : /^[A-Z]$/.test(position) ? "Seat " + position : position;
   const points = hand.points === null || hand.points === undefined ? "" : hand.points + " pts";
   const node = el("div", { class: "hand", "data-position": position },
     el("div", { class: "name" }, name),
@@ -45,13 +45,13 @@ function handsNode(view) {
   const outcomes = (view.result && view.result.outcomes) || {};
   const hands = view.hands || {};
   return el("div", { class: "hands" },
-    ...POSITIONS.filter((p) => hands[p]).map((p) => handNode(p, hands[p], outcomes[p])));
+    ...Object.entries(hands).map(([position, hand]) => handNode(position, hand, outcomes[position])));
 }
 
-// Seconds left until the open window closes (betting, insurance or a decision), or "" when none is open.
+// Seconds left until the open window closes (betting, insurance, a decision, a turn), or "" when none is open.
 function secondsLeft(view, now = Date.now()) {
-  const closes = view.phase === "betting" ? view.betting_closes_at : view.window_closes_at;
-  if (!closes || !["betting", "insurance", "drawing"].includes(view.phase)) return "";
+  const closes = view.window_closes_at;
+  if (!closes) return "";
   return Math.max(0, Math.ceil((Date.parse(closes) - now) / 1000)) + " s";
 }
 
