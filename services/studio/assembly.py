@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,7 +98,12 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
                 table, f"{table}-shoe", config.run_dir / f"shoe-{table}.outbox", url, "sim", key=key
             )
             device = SerialShoe(str(shoe.path), "line", backoff=Backoff(0.05)).events
-            start(ShoeDaemon(shoe_config, device).run, f"shoe-{table}")
+            daemon = ShoeDaemon(shoe_config, device)
+            start(daemon.run, f"shoe-{table}")
+            # the dealer deals only once the shoe reads: a card written to a pty nobody has opened yet is lost
+            deadline = time.monotonic() + 10
+            while daemon.device_state != "connected" and time.monotonic() < deadline:
+                time.sleep(0.01)
             start(SimulatedDealer(url, table, shoe, seed=index, pace=config.dealer_pace).run, f"dealer-{table}")
         settings = {
             table: ControllerSettings(f"{table}-shoe", result_pause_ms=config.result_pause_ms)
