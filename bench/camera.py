@@ -16,6 +16,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
+import json
 import random
 import statistics
 import time
@@ -70,6 +71,13 @@ def main() -> None:
         mean = statistics.fmean(t for t, cards in full if cards == count)
         print(f"  {count} card(s): {1000 * mean:.1f} ms/frame, {1000 * mean / count:.1f} ms/card")
     print(f"ratio recognise/floor (CPU): {cpu / floor_cpu:.1f}×")
+    times = sorted(t for t, _ in full)
+    figures = {
+        "frames": args.frames, "read_in_full": right, "frames_per_s": round(len(full) / cpu, 1),
+        "p50_ms": round(1000 * statistics.median(times), 2), "floor_frames_per_s": round(len(floor) / floor_cpu, 1),
+        "ratio_cpu": round(cpu / floor_cpu, 2),
+    }  # fmt: skip
+    print(json.dumps(figures))  # the last line: the figures
 
 
 if __name__ == "__main__":

@@ -138,6 +138,14 @@ def report(args: Any, url: str, base: list[float], scans: list[float], rounds: i
     if lateness:
         p50, p99, top, _mean = percentiles(lateness)
         print(f"betting windows closed after their deadline: p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {top:.0f} ms")
+    scan, floor_ = percentiles(scans), percentiles(base)
+    figures = {
+        "tables": args.tables, "cards": len(scans), "scan_to_state_p50_ms": round(scan[0], 2),
+        "scan_to_state_p99_ms": round(scan[1], 2), "floor_p50_ms": round(floor_[0], 2),
+        "floor_p99_ms": round(floor_[1], 2), "ratio_p99": round(scan[1] / floor_[1], 1),
+        "rounds_per_s": round(rounds / wall, 2), "cpu_share": round(cpu / wall, 3),
+    }  # fmt: skip
+    print(json.dumps(figures))  # the last line: this run's figures
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ Default broker: the embedded amqtt on a free port; ``--broker`` for another (Mos
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import tempfile
 import threading
@@ -115,6 +116,13 @@ def main() -> None:
         )
     ratio = [s / f for s, f in zip(percentiles(path), percentiles(base), strict=True)]
     print(f"ratio shoe/floor: p50 {ratio[0]:.1f}×, p99 {ratio[1]:.1f}×")
+    figures = {
+        "cards": args.cards,
+        "shoe_p50_ms": round(percentiles(path)[0], 2),
+        "shoe_p99_ms": round(percentiles(path)[1], 2),
+    }
+    figures |= {"floor_p50_ms": round(percentiles(base)[0], 2), "floor_p99_ms": round(percentiles(base)[1], 2)}
+    print(json.dumps(figures | {"ratio_p99": round(ratio[1], 2)}))  # the last line: the figures
 
 
 if __name__ == "__main__":

@@ -812,6 +812,15 @@ def report(
     print(f"  controller log lines by level: {dict(levels)}")
     for line in notable:
         print(f"    {line}")
+    late = percentiles(every) if every else (0.0, 0.0, 0.0, 0.0)
+    figures = {
+        "tables": args.tables, "database": database_name, "rounds_per_s": round(len(settled) / wall, 2),
+        "controller_cpu_ms_per_round": round(per_round, 1), "controller_cpu_share": round(used / wall, 3),
+        "timer_late_p50_ms": round(late[0], 1), "timer_late_p99_ms": round(late[1], 1), "missed_timers": missed,
+        "floor_p99_ms_under_load": round(percentiles(loaded_floor)[1], 2),
+        "card_to_round_p99_ms": round(percentiles(lags)[1], 1) if lags else None,
+    }  # fmt: skip
+    print(json.dumps(figures))  # the last line: this run's figures
 
 
 def row_(kind: str, values: list[float], limit: float) -> None:

@@ -48,6 +48,10 @@ BAD = [
     (["controller", "--tables", "T1", "--database", "nosuchdb://x"], "unsupported database 'nosuchdb'"),
     (["controller", "--tables", "T1", "--database", "sqlite", "--broker", NOBODY], "not a database URL: 'sqlite'"),
     (["controller", "--tables", "T1", "--result-pause", "-1"], "expected 0–86400 seconds"),
+    (
+        ["controller", "--tables", "T1", "--lease-seconds", "1", "--broker", NOBODY],
+        "--lease-seconds must be at least 2",
+    ),
     (["controller", "--tables", "T1", "--broker", NOBODY, "--database", "sqlite:///{tmp}/none.db"], "no database at"),
     (
         ["controller", "--tables", "T1", "--broker", NOBODY, "--database", "postgresql+psycopg://x@127.0.0.1:1/none"],

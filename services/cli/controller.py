@@ -16,6 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from services.bus import broker
 from services.cli.arguments import add_database_options, mqtt_url, open_database, port, seconds, table_ids
 from services.cli.commands import help_of
+from services.controller.leases import RENEW_S, TTL_S, LeaseHeldError
 from services.controller.runner import Controller
 from services.controller.table import ControllerSettings
 from services.db import session_factory
@@ -37,6 +38,12 @@ def register(commands: Any) -> None:
     parser.add_argument("--manual", action="store_true", help="do not open rounds by themselves (operator opens)")
     parser.add_argument("--http-port", type=port, default=0, help="/metrics, /healthz, /readyz (0: a free port)")
     parser.add_argument("--broker", type=mqtt_url, default=None)
+    parser.add_argument(
+        "--standby", action="store_true", help="if another controller writes a table, wait and take over when it stops"
+    )
+    parser.add_argument(
+        "--lease-seconds", type=seconds, default=TTL_S, help="how long a table's lease lasts unrenewed (default 5)"
+    )
     add_database_options(parser)
     parser.add_argument(
         "--shoe-keys",
@@ -48,6 +55,10 @@ def register(commands: Any) -> None:
 
 
 def run_controller(args: argparse.Namespace) -> int:
+    if args.lease_seconds < 2 * RENEW_S:
+        print(f"studio controller: --lease-seconds must be at least {2 * RENEW_S:g} (renewed every {RENEW_S:g} s)",
+              file=sys.stderr)  # fmt: skip
+        return 2
     configure_logs()
     tables = list(args.tables)
     try:
@@ -77,7 +88,9 @@ def run_controller(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    controller = Controller(service, url, settings, keys=KeyRing(args.shoe_keys))
+    controller = Controller(
+        service, url, settings, keys=KeyRing(args.shoe_keys), standby=args.standby, lease_ttl=args.lease_seconds
+    )
 
     def ready() -> dict[str, bool]:
         return {"broker": controller.client.is_connected(), "database": database_answers(engine)}
@@ -86,8 +99,17 @@ def run_controller(args: argparse.Namespace) -> int:
     logging.getLogger("studio.controller").info(
         "controller for %s; metrics and health on http://127.0.0.1:%d", ", ".join(tables), server.server_address[1]
     )
-    controller.run(stop)
-    server.shutdown()
+    try:
+        controller.run(stop)
+    except LeaseHeldError as error:
+        print(f"studio controller: {error}", file=sys.stderr)
+        return 1
+    finally:
+        server.shutdown()
+    if controller.lost:
+        for why in sorted(controller.lost.values()):
+            print(f"studio controller: stopped: {why}", file=sys.stderr)
+        return 3
     return 0
 
 

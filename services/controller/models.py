@@ -37,3 +37,19 @@ class ShoeJournal(Base):
     round_id: Mapped[str | None] = mapped_column(String(64))
     video_tc: Mapped[str] = mapped_column(String(16), default="")
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TableLease(Base):
+    """Which controller writes a table: its ``owner`` until ``expires_at``, renewed every second.
+
+    ``epoch`` grows at every change of owner; every write the controller makes checks that it still
+    holds the lease at its epoch (``services.controller.leases``), so a controller that lost its
+    table — paused, cut off, or a duplicate — can write nothing more to it.
+    """
+
+    __tablename__ = "table_leases"
+
+    table_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(128))
+    epoch: Mapped[int] = mapped_column(Integer)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -33,6 +33,7 @@ from services.bus.messages import (
     decode,
     encode,
 )
+from services.controller.leases import RENEW_S, TTL_S, Leases, owner_name
 from services.controller.table import ControllerSettings, TableController, reread_moved
 from services.rounds.clock import Clock, SystemClock
 from services.rounds.service import RoundService
@@ -67,9 +68,15 @@ class Controller:
         tables: dict[str, ControllerSettings],
         clock: Clock | None = None,
         keys: KeyRing | None = None,
+        standby: bool = False,
+        lease_ttl: float = TTL_S,
     ) -> None:
-        """``keys``: the shoes' signing keys; a table whose shoe has keys deals only messages signed by one."""
+        """``keys``: the shoes' signing keys; a table whose shoe has keys deals only messages signed by one.
+
+        ``standby``: when another controller writes a table, wait for its lease to run out (else refuse).
+        """
         self.service = service
+        self.standby = standby
         self.keys = keys or KeyRing()
         self.url = url
         self.clock = clock or SystemClock()
@@ -86,6 +93,8 @@ class Controller:
         self.client.will_set(topics.controller_status(self.name), self._status("offline"), qos=1, retain=True)
         self.feeds: list[ShoeFeedClient] = []
         self.malformed = 0
+        self.leases = Leases(service.sessions, owner_name(self.name), self.clock, timedelta(seconds=lease_ttl))
+        self.lost: dict[str, str] = {}  # tables whose lease this controller lost (it stopped): why
 
     def _status(self, state: Literal["online", "offline"]) -> bytes:
         status = ControllerStatus(
@@ -104,6 +113,19 @@ class Controller:
         return publish
 
     def run(self, stop: threading.Event) -> None:
+        """Take every table's lease (``LeaseHeldError`` if a live controller writes one and this is no standby),
+        then drive the tables until ``stop`` — or until a lease is lost (``lost`` says which and why)."""
+        for table in self.tables:
+            if not self.leases.acquire(table, self.standby, stop):
+                return  # stopped while waiting as a standby
+        self.service.fence = self.leases.fence
+        try:
+            self._drive(stop)
+        finally:
+            self.lost = dict(self.leases.lost)
+            self.leases.release()
+
+    def _drive(self, stop: threading.Event) -> None:
         connect(self.client, self.url)
         for table, controller in self.tables.items():
             controller.recover()
@@ -120,7 +142,7 @@ class Controller:
             )  # fmt: skip
             if not self.keys.keys_for(controller.settings.shoe_id):
                 controller.unsigned_shoe()
-        reread_at = self.clock.now()
+        reread_at = renew_at = self.clock.now()
         try:
             while not stop.is_set():
                 try:
@@ -130,6 +152,12 @@ class Controller:
                 if item is not None:
                     self._handle(item)
                 now = self.clock.now()
+                if now >= renew_at:
+                    renew_at = now + timedelta(seconds=RENEW_S)
+                    self.leases.renew()
+                if self.leases.lost:  # another controller writes a table of ours now: stop writing any
+                    log.error("lost the lease of %s: stopping", ", ".join(sorted(self.leases.lost)))
+                    break
                 if now >= reread_at:  # an operator or a player may have moved a round through the API
                     reread_at = now + REREAD
                     self._reread()

@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck
 from services.cards import Card, DeckTracker
@@ -303,8 +304,13 @@ class TableController:
     def _journal(self, message: ShoeCard | ShoeNewDeck, disposition: str, reason: str = "") -> None:
         metrics.CARDS.labels(self.table_id, disposition).inc()
         entry = self._journal_entry(message, disposition, reason)
+
+        def write(session: Session) -> None:
+            self.service.fenced(session, self.table_id)
+            session.add(entry)
+
         try:
-            run_transaction(self.service.sessions, lambda session: session.add(entry))
+            run_transaction(self.service.sessions, write)
         except IntegrityError:
             log.info("table %s: shoe message %s already journaled", self.table_id, message.seq)
 

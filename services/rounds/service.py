@@ -92,6 +92,8 @@ class RoundService:
         self._round_settings: dict[str, Any] = {}
         self._round_games: dict[str, str] = {}  # round id -> its table's game (never changes)
         self._lock = threading.Lock()
+        # a table's one writer (the controller) refuses its own writes once it lost the table's lease
+        self.fence: Callable[[Session, str], None] | None = None
 
     # ---- tables and rounds -----------------------------------------------------------
 
@@ -115,6 +117,7 @@ class RoundService:
             table = session.get(GameTable, table_id, with_for_update=True)
             if table is None:
                 raise NotFoundError(f"table {table_id!r} does not exist")
+            self.fenced(session, table_id)
             unfinished = session.scalar(
                 select(Round.id).where(Round.table_id == table_id, Round.phase.not_in(FINISHED))
             )
@@ -405,7 +408,13 @@ class RoundService:
         round_ = session.scalar(select(Round).where(Round.id == round_id).with_for_update())
         if round_ is None:
             raise NotFoundError(f"round {round_id!r} does not exist")
+        self.fenced(session, round_.table_id)
         return round_
+
+    def fenced(self, session: Session, table_id: str) -> None:
+        """Inside a write's transaction: refuse it if this service's writer lost the table (see ``fence``)."""
+        if self.fence is not None:
+            self.fence(session, table_id)
 
     def engine(self, session: Session, round_: Round) -> Any:
         """The round's engine for a writer in this transaction (handed back to the cache after the commit)."""

@@ -64,9 +64,20 @@ class KilledStudio:
 
     def start_controller(self) -> None:
         command = [
-            sys.executable, "-m", "services.cli", "controller", "--tables", self.table, "--manual",
-            "--broker", self.url, "--database", self.database_url,
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "services.cli",
+            "controller",
+            "--tables",
+            self.table,
+            "--manual",
+            "--broker",
+            self.url,
+            "--database",
+            self.database_url,
+            "--lease-seconds",
+            "2",
+        ]  # fmt: skip  (a restart waits for the killed one's lease to run out: kept short here)
         log = (self.directory / "controller.log").open("ab")
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
 
