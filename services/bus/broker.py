@@ -82,6 +82,23 @@ def _config(host: str, port: int) -> dict[str, Any]:
     }
 
 
+class SnapshotSubscriptions(dict[str, Any]):
+    """amqtt's subscription table, iterated over a snapshot.
+
+    ``Broker._run_broadcast`` (amqtt 0.12) iterates the table and awaits inside the loop; a client that
+    subscribes meanwhile changes the dict, the loop raises ``RuntimeError: dictionary changed size during
+    iteration`` and the rest of that message's deliveries are dropped (seen at start-up, when the studio's
+    processes subscribe while the first retained views go out). Iterating a copy delivers each message to
+    every subscriber that existed when its broadcast began.
+    """
+
+    def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]
+        return list(super().items())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(super().keys()))
+
+
 async def start_broker(host: str = "127.0.0.1", port: int = 0) -> tuple[Broker, str]:
     """Start amqtt on ``host:port`` (0: a free port); returns the broker and its URL."""
     for name in ("amqtt", "transitions"):
@@ -89,6 +106,7 @@ async def start_broker(host: str = "127.0.0.1", port: int = 0) -> tuple[Broker, 
     # amqtt 0.12's ACL plugin reads subscriptions' rules only from 'acl' (its 'subscribe-acl' does not load yet)
     warnings.filterwarnings("ignore", message="The 'acl' option is deprecated", category=DeprecationWarning)
     broker = Broker(_config(host, port))
+    broker._subscriptions = SnapshotSubscriptions()  # see SnapshotSubscriptions: amqtt keeps its table here
     await broker.start()
     bound = broker._servers["default"].instance.sockets[0].getsockname()[1]  # amqtt keeps its servers here
     return broker, f"mqtt://{host}:{bound}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from services.bus import topics
-from services.bus.broker import embedded_broker, public_feed_url
+from services.bus.broker import SnapshotSubscriptions, embedded_broker, public_feed_url
 from services.bus.client import Subscriber, connect, make_client
 from tests.support import wait_until
 
@@ -34,3 +34,15 @@ def test_the_public_feed_user_reads_only_the_public_state_and_cannot_publish() -
             client.loop_stop()
         for subscriber in (everything, public_all, public_state):
             subscriber.close()
+
+
+def test_the_subscription_table_is_iterated_over_a_snapshot() -> None:
+    """amqtt iterates it across awaits; a plain dict raised when a client subscribed mid-broadcast."""
+    with embedded_broker():
+        pass  # starts and stops with the snapshot table in place
+    table = SnapshotSubscriptions({"a/#": []})
+    for _filter, _subscriptions in table.items():
+        table["b/#"] = []  # what a client subscribing mid-broadcast does: no RuntimeError
+    for _filter in table:
+        table["c/#"] = []
+    assert sorted(table) == ["a/#", "b/#", "c/#"]
