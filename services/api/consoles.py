@@ -66,6 +66,8 @@ class ViewRelay:
                 return
             table = topics.table_of(message.topic)
             public = mqtt.topic_matches_sub(topics.every_round_state(), message.topic)
+            if not public and not mqtt.topic_matches_sub(topics.every_round_dealer(), message.topic):
+                return  # not subscribed to (a broker may deliver retained messages of other topics): not a view
             view = json.loads(message.payload)
             if not isinstance(view, dict):
                 raise ValueError("not a JSON object")

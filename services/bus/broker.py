@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import threading
 import warnings
 from collections.abc import Iterator
@@ -174,8 +175,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="0 (default): any free port")
     parser.add_argument("--run-dir", type=Path, default=None, help=f"where to write {URL_FILE} (default {RUN_DIR})")
     args = parser.parse_args(argv)
+
+    async def until_signalled() -> None:
+        stop = asyncio.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):  # a clean stop: the URL file goes, clients are closed
+            asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+        await serve(args.host, args.port, args.run_dir, stop)
+
     with suppress(KeyboardInterrupt):
-        asyncio.run(serve(args.host, args.port, args.run_dir))
+        asyncio.run(until_signalled())
     return 0
 
 

@@ -34,7 +34,6 @@ def register(commands: Any) -> None:
 
 
 def run_api(args: argparse.Namespace) -> int:
-    import uvicorn
 
     from services.api.app import create_app
     from services.api.consoles import ViewRelay
@@ -52,7 +51,7 @@ def run_api(args: argparse.Namespace) -> int:
         app = create_app(engine)
     else:
         app = create_app(engine, notify=RoundNotifier(url), relay=ViewRelay(url))
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    serve(app, args.host, args.port)
     return 0
 
 
@@ -74,3 +73,15 @@ def run_add_player(args: argparse.Namespace) -> int:
     tables = {"tables": list(args.tables)} if args.role == "dealer" else {}
     print(json.dumps({"id": args.id, "role": args.role, "token": token} | tables))
     return 0
+
+
+def serve(app: Any, host: str, port: int) -> None:
+    """uvicorn until SIGINT/SIGTERM; a clean stop exits 0 (uvicorn re-raises the signal after its graceful shutdown)."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            getattr(self, "_captured_signals", []).clear()
+
+    Server(uvicorn.Config(app, host=host, port=port, log_level="info")).run()

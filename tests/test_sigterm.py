@@ -1,0 +1,94 @@
+"""Every long-running ``studio`` process ends cleanly on SIGTERM within a few seconds: exit status 0, no traceback.
+
+(``studio up`` is covered by ``test_up.py``; ``demo`` runs ``up``'s assembly.)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from sqlalchemy import select
+
+from services.bus import topics
+from services.bus.client import Subscriber
+from services.controller.models import TableLease
+from services.db import make_engine, session_factory
+from tests.conftest import free_port
+from tests.support import wait_until
+
+STOP_WITHIN_S = 5.0
+
+
+def studio(*arguments: str, cwd: Path, log: Path) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if k not in ("STUDIO_MQTT_URL", "STUDIO_DATABASE_URL")}
+    return subprocess.Popen(
+        [sys.executable, "-m", "services.cli", *arguments], cwd=cwd, env=env, stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+def stop(process: subprocess.Popen[bytes], log: Path) -> None:
+    process.send_signal(signal.SIGTERM)
+    started = time.monotonic()
+    try:
+        code = process.wait(timeout=STOP_WITHIN_S + 5)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    took = time.monotonic() - started
+    output = log.read_text(errors="replace")
+    assert code == 0, f"{log.name}: exit status {code}\n{output[-2000:]}"
+    assert took < STOP_WITHIN_S, f"{log.name}: {took:.1f} s to stop"
+    assert "Traceback" not in output, f"{log.name}:\n{output[-2000:]}"
+
+
+def test_the_broker_shoe_controller_and_api_each_stop_cleanly_on_sigterm(tmp_path: Path) -> None:
+    logs = {name: tmp_path / f"{name}.log" for name in ("broker", "shoe", "controller", "api")}
+    broker = studio("broker", cwd=tmp_path, log=logs["broker"])
+    processes = [broker]
+    try:
+        url_file = tmp_path / ".studio" / "broker.url"
+        wait_until(url_file.exists, 20, "the broker's URL")
+        url = url_file.read_text().strip()
+        database = f"sqlite:///{tmp_path / 'studio.db'}"
+        status = Subscriber(url, [topics.shoe_status("S1")])
+        shoe = studio("shoe", "--table", "S1", "--device", "sim://serial", "--broker", url, cwd=tmp_path,
+                      log=logs["shoe"])  # fmt: skip
+        controller = studio("controller", "--tables", "S1", "--broker", url, "--database", database,
+                            "--create-database", cwd=tmp_path, log=logs["controller"])  # fmt: skip
+        port = free_port()
+        api = studio("api", "--port", str(port), "--database", database, cwd=tmp_path, log=logs["api"])
+        processes += [shoe, controller, api]
+        wait_until(lambda: any(m.payload for m in list(status.messages)), 30, "the shoe's status")
+        sessions = session_factory(make_engine(database))
+
+        def leased() -> bool:
+            with sessions() as session:
+                return session.scalar(select(TableLease.owner).where(TableLease.table_id == "S1")) is not None
+
+        wait_until(lambda: os.path.exists(tmp_path / "studio.db") and leased(), 30, "the controller's lease")
+        wait_until(lambda: answers(f"http://127.0.0.1:{port}/healthz"), 30, "the API")
+        status.close()
+        for process, name in ((shoe, "shoe"), (controller, "controller"), (api, "api"), (broker, "broker")):
+            assert process.poll() is None, f"{name} ended early:\n{logs[name].read_text()[-2000:]}"
+            stop(process, logs[name])
+        assert not url_file.exists()  # the broker took its URL back
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait(10)
