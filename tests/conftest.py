@@ -25,7 +25,8 @@ import pytest
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from services.bus.broker import embedded_broker
+from services.bus.access import ADMIN
+from services.bus.broker import embedded_broker, role_url
 from services.db import make_engine, migrate, session_factory
 
 TEST_DATABASE_URL = os.environ.get("STUDIO_TEST_DATABASE_URL")
@@ -70,17 +71,23 @@ def free_port() -> int:
 class BrokerProcess:
     """A broker of the test's own, killable and restartable on the same port."""
 
+    @property
+    def url(self) -> str:
+        """The superuser's login (kept across restarts in the run directory); Mosquitto's anonymous URL."""
+        return role_url(self.plain_url, ADMIN, self.run_dir) if self.run_dir else self.plain_url
+
     def __init__(self, directory: Path, mosquitto: bool) -> None:
         self.port = free_port()
-        self.url = f"mqtt://127.0.0.1:{self.port}"
+        self.plain_url = f"mqtt://127.0.0.1:{self.port}"
         self.directory = directory
+        self.run_dir: Path | None = None  # the embedded broker's: its role logins are kept there
         binary = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
         if mosquitto and Path(binary).exists():
             config = directory / "mosquitto.conf"
             config.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
             self.command = [binary, "-c", str(config)]
         else:
-            run_dir = directory / "broker-run"
+            run_dir = self.run_dir = directory / "broker-run"
             self.command = [
                 sys.executable,
                 "-m",

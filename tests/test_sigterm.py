@@ -16,6 +16,8 @@ from pathlib import Path
 from sqlalchemy import select
 
 from services.bus import topics
+from services.bus.access import ADMIN
+from services.bus.broker import role_url
 from services.bus.client import Subscriber
 from services.controller.models import TableLease
 from services.db import make_engine, session_factory
@@ -63,13 +65,12 @@ def test_the_broker_shoe_controller_and_api_each_stop_cleanly_on_sigterm(tmp_pat
     try:
         url_file = tmp_path / ".studio" / "broker.url"
         wait_until(url_file.exists, 20, "the broker's URL")
-        url = url_file.read_text().strip()
+        url = role_url(url_file.read_text().strip(), ADMIN, tmp_path / ".studio")  # each process finds its own login
         database = f"sqlite:///{tmp_path / 'studio.db'}"
         status = Subscriber(url, [topics.shoe_status("S1")])
-        shoe = studio("shoe", "--table", "S1", "--device", "sim://serial", "--broker", url, cwd=tmp_path,
-                      log=logs["shoe"])  # fmt: skip
-        controller = studio("controller", "--tables", "S1", "--broker", url, "--database", database,
-                            "--create-database", cwd=tmp_path, log=logs["controller"])  # fmt: skip
+        shoe = studio("shoe", "--table", "S1", "--device", "sim://serial", cwd=tmp_path, log=logs["shoe"])
+        controller = studio("controller", "--tables", "S1", "--database", database, "--create-database",
+                            cwd=tmp_path, log=logs["controller"])  # fmt: skip
         port = free_port()
         api = studio("api", "--port", str(port), "--database", database, cwd=tmp_path, log=logs["api"])
         processes += [shoe, controller, api]

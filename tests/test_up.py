@@ -29,7 +29,7 @@ def test_studio_up_prints_working_urls_for_the_api_console_overlay_and_broker_an
         urls = dict(re.findall(r"^\s+(API|U1 dealer console|U1 overlay|broker)\s+(\S+)", out, re.MULTILINE))
         assert set(urls) == {"API", "U1 dealer console", "U1 overlay", "broker"}, out
         assert urls["broker"].startswith("mqtt://127.0.0.1:") and not urls["broker"].endswith(":1883")
-        public = re.search(r"read-only public feed: (mqtt://public:public@127\.0\.0\.1:\d+)", out)
+        public = re.search(r"read-only public feed: (mqtt://public:[^@\s]+@127\.0\.0\.1:\d+)", out)
         assert public is not None and public.group(1).endswith(urls["broker"].rsplit(":", 1)[1]), out
         assert (tmp_path / "run" / "broker.url").read_text().strip() == urls["broker"]
         with urllib.request.urlopen(f"{urls['API']}/v1/tables") as response:

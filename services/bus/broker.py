@@ -12,7 +12,6 @@ import logging
 import os
 import signal
 import threading
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -20,6 +19,8 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from amqtt.broker import Broker
+
+from services.bus.access import ADMIN, StudioBroker, login, passwords_for, plugin_config, read_passwords
 
 RUN_DIR = Path(os.environ.get("STUDIO_RUN_DIR", ".studio"))
 URL_FILE = "broker.url"
@@ -29,15 +30,19 @@ class BrokerNotFoundError(RuntimeError):
     pass
 
 
-def broker_url(explicit: str | None = None) -> str:
-    """``explicit``, else ``STUDIO_MQTT_URL``, else the URL the embedded broker wrote when it started."""
+def broker_url(explicit: str | None = None, role: str = ADMIN) -> str:
+    """``explicit``, else ``STUDIO_MQTT_URL``, else the embedded broker's URL with ``role``'s login.
+
+    An embedded broker writes its URL and its role passwords (mode 0600) to the run directory when it
+    starts; the studio's processes read them there, each logging in as its role.
+    """
     if explicit:
         return explicit
     if os.environ.get("STUDIO_MQTT_URL"):
         return os.environ["STUDIO_MQTT_URL"]
     path = RUN_DIR / URL_FILE
     if path.exists():
-        return path.read_text().strip()
+        return role_url(path.read_text().strip(), role, RUN_DIR)
     raise BrokerNotFoundError(
         f"no MQTT broker: set STUDIO_MQTT_URL or start one with `studio broker` (it writes {path})"
     )
@@ -56,31 +61,51 @@ def credentials(url: str) -> tuple[str, str] | None:
     return (unquote(parts.username), unquote(parts.password or "")) if parts.username else None
 
 
-# The embedded broker's read-only public-feed user (overlay, players' pages): the public round state only.
-# A development default on one machine: anonymous local clients (the studio's own processes) may do anything
-# and any password is taken; production uses Mosquitto with deploy/'s role users and ACLs.
-PUBLIC_USER = ("public", "public")
-PUBLIC_TOPICS = ["studio/v1/tables/+/round/state"]
+_STARTED: dict[tuple[str, int], dict[str, str]] = {}  # role passwords of the brokers this process started
+
+
+def role_url(url: str, role: str, run_dir: Path | None = None) -> str:
+    """``url`` with ``role``'s login, for an embedded broker this process started or whose run directory it
+    shares; any other URL (one with a role login already, a production broker) as it is."""
+    given = credentials(url)
+    if given is not None and given[0] != ADMIN:
+        return url
+    host, port = host_port(url)
+    passwords = _STARTED.get((host, port))
+    if passwords is None and run_dir is not None and _advertises(run_dir, host, port):
+        passwords = read_passwords(run_dir)
+    if not passwords or role not in passwords:
+        return url
+    return login(host, port, role, passwords[role])
+
+
+def _advertises(run_dir: Path, host: str, port: int) -> bool:
+    """Whether the run directory's broker is the one at ``host:port``."""
+    path = run_dir / URL_FILE
+    return path.exists() and host_port(path.read_text().strip()) == (host, port)
+
+
+def redacted(url: str) -> str:
+    """``url`` for logs: the password replaced."""
+    given = credentials(url)
+    if given is None:
+        return url
+    host, port = host_port(url)
+    return f"mqtt://{given[0]}:***@{host}:{port}"
+
+
+def without_login(url: str) -> str:
+    host, port = host_port(url)
+    return f"mqtt://{host}:{port}"
 
 
 def public_feed_url(url: str) -> str:
-    """``url`` with the embedded broker's public-feed login."""
-    host, port = host_port(url)
-    return f"mqtt://{PUBLIC_USER[0]}:{PUBLIC_USER[1]}@{host}:{port}"
+    """``url`` with the embedded broker's read-only public-feed login (overlay, players' pages)."""
+    return role_url(url, "public", RUN_DIR)
 
 
-def _config(host: str, port: int) -> dict[str, Any]:
-    public = PUBLIC_USER[0]
-    return {
-        "listeners": {"default": {"type": "tcp", "bind": f"{host}:{port}"}},
-        "plugins": {
-            "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True},
-            "amqtt.plugins.topic_checking.TopicAccessControlListPlugin": {
-                "acl": {"anonymous": ["#"], public: PUBLIC_TOPICS},  # subscriptions
-                "publish_acl": {"anonymous": ["#"], public: []},
-            },
-        },
-    }
+def _config(host: str, port: int, passwords: dict[str, str]) -> dict[str, Any]:
+    return {"listeners": {"default": {"type": "tcp", "bind": f"{host}:{port}"}}, "plugins": plugin_config(passwords)}
 
 
 class SnapshotSubscriptions(dict[str, Any]):
@@ -100,16 +125,19 @@ class SnapshotSubscriptions(dict[str, Any]):
         return iter(list(super().keys()))
 
 
-async def start_broker(host: str = "127.0.0.1", port: int = 0) -> tuple[Broker, str]:
-    """Start amqtt on ``host:port`` (0: a free port); returns the broker and its URL."""
+async def start_broker(
+    host: str = "127.0.0.1", port: int = 0, passwords: dict[str, str] | None = None
+) -> tuple[Broker, str]:
+    """Start amqtt on ``host:port`` (0: a free port) with the studio's roles; returns the broker and its URL
+    (without a login: ``role_url`` adds one)."""
     for name in ("amqtt", "transitions"):
         logging.getLogger(name).setLevel(logging.WARNING)
-    # amqtt 0.12's ACL plugin reads subscriptions' rules only from 'acl' (its 'subscribe-acl' does not load yet)
-    warnings.filterwarnings("ignore", message="The 'acl' option is deprecated", category=DeprecationWarning)
-    broker = Broker(_config(host, port))
+    passwords = passwords or passwords_for(None)
+    broker = StudioBroker(_config(host, port, passwords))
     broker._subscriptions = SnapshotSubscriptions()  # see SnapshotSubscriptions: amqtt keeps its table here
     await broker.start()
     bound = broker._servers["default"].instance.sockets[0].getsockname()[1]  # amqtt keeps its servers here
+    _STARTED[(host, bound)] = passwords
     return broker, f"mqtt://{host}:{bound}"
 
 
@@ -124,8 +152,8 @@ def write_url(url: str, run_dir: Path | None = None) -> Path:
 
 
 async def serve(host: str, port: int, run_dir: Path | None = None, stop: asyncio.Event | None = None) -> None:
-    """Run the broker until ``stop`` (or forever), advertising its URL in the run directory."""
-    broker, url = await start_broker(host, port)
+    """Run the broker until ``stop`` (or forever), advertising its URL and role passwords in the run directory."""
+    broker, url = await start_broker(host, port, passwords_for(run_dir or RUN_DIR))
     path = write_url(url, run_dir)
     print(f"broker: {url} (written to {path})", flush=True)
     try:
@@ -136,8 +164,10 @@ async def serve(host: str, port: int, run_dir: Path | None = None, stop: asyncio
 
 
 @contextmanager
-def embedded_broker(host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
-    """An amqtt broker on its own thread and event loop for as long as the block runs; yields its URL."""
+def embedded_broker(host: str = "127.0.0.1", port: int = 0, run_dir: Path | None = None) -> Iterator[str]:
+    """An amqtt broker on its own thread and event loop for as long as the block runs; yields its URL with the
+    local superuser's login (``role_url`` gives each process its role's). With ``run_dir``, its URL and role
+    passwords are advertised there for the studio's other processes."""
     ready: dict[str, Any] = {}
     started = threading.Event()
     loop = asyncio.new_event_loop()
@@ -145,7 +175,8 @@ def embedded_broker(host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
     def run() -> None:
         asyncio.set_event_loop(loop)
         try:
-            ready["broker"], ready["url"] = loop.run_until_complete(start_broker(host, port))
+            passwords = passwords_for(run_dir)  # kept in run_dir, if given
+            ready["broker"], ready["url"] = loop.run_until_complete(start_broker(host, port, passwords))
         except Exception as error:  # reported to the caller below
             ready["error"] = error
         started.set()
@@ -157,8 +188,10 @@ def embedded_broker(host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
     started.wait(timeout=30)
     if "url" not in ready:
         raise RuntimeError(f"the embedded broker did not start: {ready.get('error', 'timeout')}")
+    if run_dir is not None:
+        write_url(str(ready["url"]), run_dir)
     try:
-        yield str(ready["url"])
+        yield role_url(str(ready["url"]), ADMIN)
     finally:
         asyncio.run_coroutine_threadsafe(ready["broker"].shutdown(), loop).result(timeout=30)
         loop.call_soon_threadsafe(loop.stop)

@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import paho.mqtt.client as mqtt
 
@@ -32,6 +33,14 @@ log = logging.getLogger("studio.bus.feed")
 ShoeEvent = ShoeCard | ShoeNewDeck
 
 
+def _stamp(ts: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(ts)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 class ShoeFeed:
     def __init__(
         self,
@@ -49,6 +58,8 @@ class ShoeFeed:
         self._waiting: dict[int, ShoeEvent] = {}
         self._boots: set[str] = set()
         self._asked_at: float | None = None
+        self._newest: datetime | None = None  # the latest stamp taken: a new boot must come after it
+        self.replays = 0
 
     def receive(self, message: ShoeEvent) -> list[ShoeEvent]:
         """The messages now deliverable, in order (none when ``message`` is a duplicate or early)."""
@@ -56,7 +67,15 @@ class ShoeFeed:
             return []
         if self.next_seq is None:
             self.next_seq = message.seq
+        stamped = _stamp(message.ts)
         if message.boot_id not in self._boots:
+            if self._boots and (stamped is None or (self._newest is not None and stamped <= self._newest)):
+                # a run of the daemon that ended before what was already taken: an old message sent again
+                # (it is signed, so only its stamp can tell), not a restart — it must not reset the sequence
+                self.replays += 1
+                log.warning("shoe %s: a message of an earlier run (boot %s, %s) refused as a replay",
+                            self.shoe_id, message.boot_id, message.ts)  # fmt: skip
+                return []
             # a daemon that lost its outbox starts counting again at 1 under a new boot id
             if message.seq == 1 and self._boots and self.next_seq > 1:
                 log.warning("shoe %s restarted without its outbox: sequence starts over", self.shoe_id)
@@ -68,8 +87,12 @@ class ShoeFeed:
         self._waiting[message.seq] = message
         ready: list[ShoeEvent] = []
         while self.next_seq in self._waiting:
-            ready.append(self._waiting.pop(self.next_seq))
+            taken = self._waiting.pop(self.next_seq)
+            ready.append(taken)
             self.next_seq += 1
+            when = _stamp(taken.ts)
+            if when is not None and (self._newest is None or when > self._newest):
+                self._newest = when
         if ready:
             self._asked_at = None
         return ready

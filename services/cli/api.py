@@ -44,7 +44,7 @@ def run_api(args: argparse.Namespace) -> int:
     if engine is None:
         return 2
     try:
-        url = broker_url()
+        url = broker_url(role="api")
     except BrokerNotFoundError:
         # no broker: the controller still sees API changes at its next re-read (within a second);
         # the dealer console feed answers 503 until the API runs beside a broker

@@ -62,7 +62,7 @@ def run_controller(args: argparse.Namespace) -> int:
     configure_logs()
     tables = list(args.tables)
     try:
-        url = broker.broker_url(args.broker)
+        url = broker.broker_url(args.broker, role="controller")
     except broker.BrokerNotFoundError as error:
         print(f"studio controller: {error}", file=sys.stderr)
         return 2

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from services.bus.broker import without_login
 from services.cli.arguments import positive_int, table_ids
 from services.cli.commands import help_of
 from services.cli.up import public_login, studio_urls
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
             mqtt_url=os.environ.get("STUDIO_MQTT_URL"), table_settings=DEMO_WINDOWS, result_pause_ms=1_500,
         )  # fmt: skip
         with running_studio(config) as studio:
-            print(f"studio demo: broker {studio.mqtt_url}, API {studio.api_url}, tables {', '.join(tables)}")
+            broker = without_login(studio.mqtt_url)
+            print(f"studio demo: broker {broker}, API {studio.api_url}, tables {', '.join(tables)}")
             if args.forever:  # watching the pages: a throwaway database, so hand out a console token
                 print(studio_urls(studio, tables, public_login(config.mqtt_url, studio.mqtt_url)))
                 dealer = f"dealer-{uuid.uuid4().hex[:6]}"

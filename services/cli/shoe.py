@@ -67,7 +67,7 @@ def run_shoe(args: argparse.Namespace) -> int:
     configure_logs()
     try:
         spec = open_device(args.device)
-        url = broker.broker_url(args.broker)
+        url = broker.broker_url(args.broker, role="shoe")
         video = VideoClock(fps=args.fps, offset=args.tc_offset)
         key = ShoeKey.load(args.key) if args.key else None
     except (DeviceURLError, broker.BrokerNotFoundError, ValueError) as error:
@@ -85,7 +85,9 @@ def run_shoe(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    logging.getLogger("studio.shoe").info("shoe %s (boot %s) → %s, outbox %s", shoe_id, daemon.boot_id, url, outbox)
+    logging.getLogger("studio.shoe").info(
+        "shoe %s (boot %s) → %s, outbox %s", shoe_id, daemon.boot_id, broker.redacted(url), outbox
+    )
     if args.http_port is not None:
         ready = lambda: {"broker": daemon.client.is_connected(), "device": daemon.device_state == "connected"}  # noqa: E731
         server = serve_health("127.0.0.1", args.http_port, ready)
@@ -100,7 +102,7 @@ def run_shoe(args: argparse.Namespace) -> int:
 
 def run_new_deck(args: argparse.Namespace) -> int:
     try:
-        url = broker.broker_url(args.broker)
+        url = broker.broker_url(args.broker, role="operator")
         payload = encode(NewDeckCommand(by=args.by))
         topic = topics.shoe_control(args.table)
     except (broker.BrokerNotFoundError, ValueError) as error:
@@ -119,7 +121,7 @@ def run_new_deck(args: argparse.Namespace) -> int:
         client.disconnect()
         client.loop_stop()
     if not info.is_published():
-        print(f"studio new-deck: the broker at {url} did not acknowledge within 10 s", file=sys.stderr)
+        print(f"studio new-deck: the broker at {broker.redacted(url)} did not acknowledge within 10 s", file=sys.stderr)
         return 1
     print(f"new deck announced on {topic}")
     return 0

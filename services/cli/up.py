@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from services.bus import topics
-from services.bus.broker import public_feed_url
+from services.bus.broker import public_feed_url, without_login
 from services.cli.arguments import port, table_ids
 from services.cli.commands import help_of
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
@@ -30,7 +30,10 @@ def register(commands: Any) -> None:
 def public_login(configured: str | None, running: str) -> str:
     """How a read-only public-feed client logs in to the broker (``configured``: the URL given, if any)."""
     if configured is None:
-        return f"embedded amqtt; the read-only public feed: {public_feed_url(running)}"
+        return (
+            f"embedded amqtt, role logins in the run directory's broker.passwords (0600); "
+            f"the read-only public feed: {public_feed_url(running)}"
+        )
     return "the read-only public feed: user 'public', password from deploy/mosquitto/make-passwords"
 
 
@@ -39,7 +42,7 @@ def studio_urls(studio: RunningStudio, tables: tuple[str, ...], login: str) -> s
     lines = [
         f"studio up: tables {', '.join(tables)} (a simulated shoe and dealer each)",
         f"  API            {api}   (OpenAPI {api}/docs, tables {api}/)",
-        f"  broker         {studio.mqtt_url}   ({login})",
+        f"  broker         {without_login(studio.mqtt_url)}   ({login})",
     ]
     for table in tables:
         lines += [

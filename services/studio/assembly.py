@@ -23,7 +23,7 @@ from hardware.sim import VirtualShoe
 from services.api.app import create_app
 from services.api.consoles import ViewRelay
 from services.api.notify import RoundNotifier
-from services.bus.broker import embedded_broker, write_url
+from services.bus.broker import embedded_broker, role_url, write_url
 from services.controller.runner import Controller
 from services.controller.table import ControllerSettings
 from services.db import make_engine, migrate, session_factory
@@ -70,8 +70,11 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
     stop = threading.Event()
     threads: list[threading.Thread] = []
     with contextlib.ExitStack() as stack:
-        url = config.mqtt_url or stack.enter_context(embedded_broker())
-        write_url(url, config.run_dir)
+        if config.mqtt_url:
+            url = config.mqtt_url
+            write_url(url, config.run_dir)
+        else:  # each of the studio's parts logs in as its role (role_url); the superuser's URL is for tools
+            url = stack.enter_context(embedded_broker(run_dir=config.run_dir))
         database_url = config.database_url or f"sqlite:///{config.run_dir / 'studio.db'}"
         engine = make_engine(database_url)
         migrate(engine)
@@ -95,7 +98,7 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
             shoes[table] = shoe
             key = key_for(config.run_dir / "keys", f"{table}-shoe")
             shoe_config = ShoeConfig(
-                table, f"{table}-shoe", config.run_dir / f"shoe-{table}.outbox", url, "sim", key=key
+                table, f"{table}-shoe", config.run_dir / f"shoe-{table}.outbox", role_url(url, "shoe"), "sim", key=key
             )
             device = SerialShoe(str(shoe.path), "line", backoff=Backoff(0.05)).events
             daemon = ShoeDaemon(shoe_config, device)
@@ -104,19 +107,22 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
             deadline = time.monotonic() + 10
             while daemon.device_state != "connected" and time.monotonic() < deadline:
                 time.sleep(0.01)
-            start(SimulatedDealer(url, table, shoe, seed=index, pace=config.dealer_pace).run, f"dealer-{table}")
+            start(
+                SimulatedDealer(role_url(url, "dealer"), table, shoe, seed=index, pace=config.dealer_pace).run,
+                f"dealer-{table}",
+            )
         settings = {
             table: ControllerSettings(f"{table}-shoe", result_pause_ms=config.result_pause_ms)
             for table in config.tables
         }
-        controller = Controller(service, url, settings, keys=KeyRing(config.run_dir / "keys"))
+        controller = Controller(service, role_url(url, "controller"), settings, keys=KeyRing(config.run_dir / "keys"))
         start(controller.run, "controller")
         server = uvicorn.Server(
             uvicorn.Config(
                 create_app(
                     engine,
-                    notify=stack.enter_context(contextlib.closing(RoundNotifier(url))),
-                    relay=stack.enter_context(contextlib.closing(ViewRelay(url))),
+                    notify=stack.enter_context(contextlib.closing(RoundNotifier(role_url(url, "api")))),
+                    relay=stack.enter_context(contextlib.closing(ViewRelay(role_url(url, "api")))),
                 ),
                 host=config.api_host,
                 port=config.api_port,

@@ -1,4 +1,5 @@
-"""The deploy/ broker configuration on a private Mosquitto: each role reads only what it may."""
+"""The studio's broker roles, on the embedded broker and on a private Mosquitto with the deploy/ configuration:
+each role reads only what it may — retained messages included — and writes only where it may; no anonymous client."""
 
 from __future__ import annotations
 
@@ -8,29 +9,34 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import paho.mqtt.client as mqtt
 import pytest
 
 from services.bus import topics
+from services.bus.access import rules
+from services.bus.broker import embedded_broker, host_port, role_url
 from services.bus.client import Subscriber, connect, make_client
 from tests.conftest import free_port
 from tests.support import wait_until
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "mosquitto"
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-pytestmark = [
-    pytest.mark.broker,
-    pytest.mark.skipif(
-        not (Path(MOSQUITTO).exists() and shutil.which("mosquitto_passwd")),
-        reason="needs the mosquitto package (CI installs it; the embedded broker has no ACLs)",
-    ),
-]
+pytestmark = [pytest.mark.broker]
+HAS_MOSQUITTO = Path(MOSQUITTO).exists() and bool(shutil.which("mosquitto_passwd"))
 
 
-@pytest.fixture
-def secured(tmp_path: Path) -> Iterator[tuple[int, dict[str, str]]]:
-    """A Mosquitto with the deploy ACL and freshly generated role passwords: (port, role → password)."""
+@pytest.fixture(params=["embedded", "mosquitto"])
+def secured(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[int, dict[str, str]]]:
+    """A broker with the studio's roles and freshly generated passwords: (port, role → password)."""
+    if request.param == "embedded":
+        with embedded_broker() as admin:
+            _host, port = host_port(admin)
+            yield port, {role: unquote(urlsplit(role_url(admin, role)).password or "") for role in rules()}
+        return
+    if not HAS_MOSQUITTO:
+        pytest.skip("needs the mosquitto package (CI installs it)")
     passwords = subprocess.run(
         [str(DEPLOY / "make-passwords"), str(tmp_path / "passwd")], check=True, capture_output=True, text=True
     ).stdout
@@ -114,3 +120,41 @@ def test_a_player_cannot_publish_cards_and_anonymous_clients_are_refused(secured
         client.disconnect()
         client.loop_stop()
     reader.close()
+
+
+def test_retained_messages_reach_only_the_roles_that_may_read_them(secured: tuple[int, dict[str, str]]) -> None:
+    port, roles = secured
+    shoe, controller = publisher(url(port, roles, "shoe")), publisher(url(port, roles, "controller"))
+    retained = {
+        topics.round_state("t1"): controller, topics.round_dealer("t1"): controller, topics.shoe_status("t1"): shoe,
+    }  # fmt: skip
+    for topic, client in retained.items():
+        client.publish(topic, b'{"retained": true}', qos=1, retain=True).wait_for_publish(5)
+    bystander = Subscriber(url(port, roles, "api"), [topics.round_state("elsewhere")])  # an unrelated topic
+    readers = {role: Subscriber(url(port, roles, role), ["studio/v1/#"]) for role in ("public", "dealer", "shoe")}
+    for reader in (bystander, *readers.values()):
+        reader.wait_subscribed()
+    wait_until(lambda: len(readers["dealer"].messages) >= 3, 10, "the dealer's retained views")
+    time.sleep(0.5)  # time for anything wrongly allowed to arrive
+    seen = {role: sorted(m.topic.split("/", 4)[-1] for m in r.messages) for role, r in readers.items()}
+    assert seen["dealer"] == ["round/dealer", "round/state", "shoe/status"]
+    assert seen["public"] == ["round/state"]
+    assert seen["shoe"] == ["shoe/status"]  # its own status (readwrite), never a round view
+    assert bystander.messages == []
+    for topic, client in retained.items():
+        client.publish(topic, b"", qos=1, retain=True).wait_for_publish(5)  # clear
+    for client in (shoe, controller):
+        client.disconnect()
+        client.loop_stop()
+    for reader in (bystander, *readers.values()):
+        reader.close()
+
+
+def test_a_wrong_password_is_refused(secured: tuple[int, dict[str, str]]) -> None:
+    port, _roles = secured
+    client = make_client("guess")
+    connect(client, f"mqtt://public:not-the-password@127.0.0.1:{port}")
+    time.sleep(0.5)
+    assert not client.is_connected()
+    client.disconnect()
+    client.loop_stop()

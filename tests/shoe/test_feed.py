@@ -12,10 +12,10 @@ from services.shoe.timecode import VideoClock
 DECK = [rank + suit for suit in "SHDC" for rank in "A23456789TJQK"]
 
 
-def card(seq: int, boot: str = "b1", shoe: str = "s1") -> ShoeCard:
+def card(seq: int, boot: str = "b1", shoe: str = "s1", minute: int = 0) -> ShoeCard:
     return ShoeCard(
-        shoe_id=shoe, boot_id=boot, seq=seq, ts="2026-12-03T00:00:00.000+00:00", video_tc="00:00:00:00", deck=0,
-        card=DECK[(seq - 1) % 52], source="sim", confidence=1.0, raw="",
+        shoe_id=shoe, boot_id=boot, seq=seq, ts=f"2026-12-03T00:{minute:02d}:00.000+00:00", video_tc="00:00:00:00",
+        deck=0, card=DECK[(seq - 1) % 52], source="sim", confidence=1.0, raw="",
     )  # fmt: skip
 
 
@@ -64,8 +64,8 @@ def test_a_daemon_that_lost_its_outbox_starts_a_new_sequence() -> None:
     feed = ShoeFeed("s1", next_seq=1)
     for seq in (1, 2, 3):
         feed.receive(card(seq, boot="b1"))
-    assert [m.seq for m in feed.receive(card(1, boot="b2"))] == [1]
-    assert [m.seq for m in feed.receive(card(2, boot="b2"))] == [2]
+    assert [m.seq for m in feed.receive(card(1, boot="b2", minute=1))] == [1]  # stamped after b1's: a restart
+    assert [m.seq for m in feed.receive(card(2, boot="b2", minute=1))] == [2]
 
 
 def test_other_shoes_are_ignored_and_new_decks_are_ordered_like_cards() -> None:
@@ -80,3 +80,15 @@ def test_video_timecode_counts_frames_of_the_day() -> None:
     clock = VideoClock(fps=25, offset=0.0)
     assert clock.timecode(3600 * 6 + 60 * 22 + 4.606) == "06:22:04:15"
     assert VideoClock(fps=30, offset=-1.0).timecode(86_400 + 0.5) == "23:59:59:15"
+
+
+def test_a_message_of_an_earlier_run_sent_again_is_refused_and_does_not_reset_the_sequence() -> None:
+    """A replayed old message carries a valid signature; only its stamp shows it is older than what was taken."""
+    feed = ShoeFeed("s1", next_seq=1)
+    for seq in range(1, 6):
+        feed.receive(card(seq, boot="b2", minute=5))
+    assert feed.receive(card(1, boot="b0", minute=1)) == []  # a capture of an earlier run, replayed
+    assert feed.receive(card(1, boot="b9", minute=5)) == []  # stamped no later than what was taken
+    assert feed.replays == 2
+    assert [m.seq for m in feed.receive(card(6, boot="b2", minute=6))] == [6]  # the real feed goes on
+    assert feed.gap() is None
