@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import shutil
@@ -486,6 +487,13 @@ def main() -> None:
     )
     if args.profile:
         summarize_profile(args.profile)
+    figures = {
+        "accepted_per_s": round(bet_rate, 1), "floor_per_s": round(floor_rate, 1),
+        "p50_ms": round(1000 * bets_load.percentile(0.5), 1), "p99_ms": round(1000 * bets_load.percentile(0.99), 1),
+        "floor_p99_ms": round(1000 * floor_load.percentile(0.99), 1),
+        "ratio_p99": round(bets_load.percentile(0.99) / floor_load.percentile(0.99), 2),
+    }  # fmt: skip
+    print(json.dumps(figures))  # the last line: this run's figures
 
 
 if __name__ == "__main__":
