@@ -14,6 +14,8 @@ BAD = [
     (["nonsense"], "invalid choice: 'nonsense'"),
     (["replay", "/nonexistent.json"], "cannot read /nonexistent.json"),
     (["tienlen", "replay", "/nonexistent.json"], "cannot read /nonexistent.json"),
+    (["verify", "/nonexistent.json"], "cannot read /nonexistent.json"),
+    (["verify"], "the following arguments are required: FILE"),
     (["maubinh", "score", "/nonexistent.json"], "cannot read /nonexistent.json"),
     (["maubinh", "arrange", "AS", "KS"], "expected 13 cards, got 2"),
     (["demo", "--rounds", "0"], "expected a whole number ≥ 1, got 0"),

@@ -13,6 +13,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "replay": ("replay", "recompute Pok Deng rounds from a transcript file (or - for stdin)"),
     "tienlen": ("tienlen", "Tiến Lên Miền Nam tools"),
     "maubinh": ("maubinh", "Mậu Binh tools"),
+    "verify": ("verify", "check a published shuffle against the commitment made before its deal"),
     "demo": ("demo", "run a whole simulated studio and print its rounds"),
     "up": ("up", "run the whole studio (broker, API, controller, simulated shoes)"),
     "api": ("api", "serve the betting API (uvicorn)"),
