@@ -116,6 +116,7 @@ class Payout:
     stake_id: str
     net: int
     commission: int = 0
+    beyond_hold: bool = False  # the game lets a loss pass the hold: the wallet pays the rest, then a debt
 
 
 # ---- the port ---------------------------------------------------------------------------

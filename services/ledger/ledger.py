@@ -296,14 +296,22 @@ class Ledger:
             self.post(Movement(house, wallet, delta, "adjustment", round_id=round_id, memo=memo))
             self.recover_debt(player)
             return 0
-        taken = min(-delta, self.wallet(player))
-        owed = -delta - taken
+        return self.take(player, -delta, "adjustment", round_id, memo=memo)
+
+    def take(
+        self, player: str, amount: int, kind: str, round_id: str, wager_id: str | None = None, memo: str = ""
+    ) -> int:
+        """Move ``amount`` from the player to the house: from the wallet as far as it goes, the rest recorded as
+        the player's debt (never dropped). Returns the part recorded as debt."""
+        wallet, house = self.account(AccountKind.WALLET, player), self.account(AccountKind.HOUSE)
+        taken = min(amount, self.wallet(player))
+        owed = amount - taken
         movements = []
         if taken:
-            movements.append(Movement(wallet, house, taken, "adjustment", round_id=round_id, memo=memo))
+            movements.append(Movement(wallet, house, taken, kind, round_id=round_id, wager_id=wager_id, memo=memo))
         if owed:
             receivable = self.account(AccountKind.RECEIVABLE, player)
-            movements.append(Movement(receivable, house, owed, "debt", round_id=round_id, memo=memo))
+            movements.append(Movement(receivable, house, owed, "debt", round_id, wager_id, memo=memo))
         self.post_many(movements)
         return owed
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from services.ledger.errors import HoldStateError
 from services.ledger.ledger import Ledger, Movement
@@ -19,6 +19,7 @@ class StakeResult:
     wager_id: str
     net: int  # change to the player's money, stake excluded; commission already deducted
     commission: int = 0
+    beyond_hold: bool = False  # a loss past the hold is taken from the wallet, the rest recorded as debt
 
 
 def settle_round(ledger: Ledger, round_id: str, results: Iterable[StakeResult]) -> int:
@@ -43,15 +44,20 @@ def settle_round(ledger: Ledger, round_id: str, results: Iterable[StakeResult]) 
         ledger.account(AccountKind.COMMISSION),
     )
     movements: list[Movement] = []
+    beyond: list[tuple[StakeResult, int]] = []  # (result, what its loss takes past its hold)
     for result in results:
         if result.wager_id not in held:
             raise HoldStateError(f"round {round_id}: stake {result.wager_id} has no pending hold to settle")
-        movements += _stake_movements(
-            accounts, round_id, result, held.pop(result.wager_id), first_hold[result.wager_id]
-        )
+        hold = held.pop(result.wager_id)
+        if result.beyond_hold and -result.net > hold:
+            beyond.append((result, -result.net - hold))
+            result = replace(result, net=-hold)
+        movements += _stake_movements(accounts, round_id, result, hold, first_hold[result.wager_id])
     if held:
         raise HoldStateError(f"round {round_id}: no result for held stake(s) {', '.join(sorted(held))}")
     ledger.post_many(movements)
+    for result, excess in beyond:  # after the batch: what the round paid or released is in the wallet first
+        ledger.take(result.player, excess, "loss", round_id, result.wager_id, memo="loss beyond the hold")
     for player in ledger.debtors(result.player for result in results if result.net > 0):
         ledger.recover_debt(player)
     return len(claimed)

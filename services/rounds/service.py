@@ -442,7 +442,7 @@ class RoundService:
     # ---- internals --------------------------------------------------------------------
 
     def _settle(self, session: Session, round_: Round, engine: Any, port: Game[Any, Any], payouts: list[Any]) -> None:
-        stakes = [StakeResult(p.player, p.stake_id, p.net, p.commission) for p in payouts]
+        stakes = [StakeResult(p.player, p.stake_id, p.net, p.commission, p.beyond_hold) for p in payouts]
         with metrics.SETTLEMENT_SECONDS.time():
             settle_round(self.ledger(session, round_.table_id), round_.id, stakes)
         round_.settled_at = self.clock.now()

@@ -137,6 +137,35 @@ def test_settlement_refuses_partial_results_and_writes_nothing(sessions: session
         assert Ledger(session, THB).wallet("ana") == 400
 
 
+def test_a_loss_allowed_past_its_hold_takes_the_wallet_then_records_a_debt(sessions: sessionmaker[Session]) -> None:
+    """Tiến Lên rooms hold a fixed number of units; a rare larger loss is paid from the wallet, never dropped."""
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        for player in ("ana", "binh", "chai"):
+            ledger.deposit(player, 200)
+            ledger.hold(player, 80, "r1", f"seat:{player}")
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        results = [
+            StakeResult("ana", "seat:ana", 300),  # the winner: paid by the house, as every stake is
+            StakeResult("binh", "seat:binh", -100, beyond_hold=True),  # 80 held + 20 from the wallet (120 left)
+            StakeResult("chai", "seat:chai", -200, beyond_hold=True),  # 80 held + the whole wallet (120)
+        ]
+        settle_round(ledger, "r1", results)
+        assert (ledger.wallet("binh"), ledger.debt("binh")) == (100, 0)
+        assert (ledger.wallet("chai"), ledger.debt("chai")) == (0, 0)
+        assert ledger.wallet("ana") == 500 and ledger.balance(AccountKind.HOUSE) == -300 + 100 + 200
+        assert_books_balance(session)
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        ledger.hold("binh", 80, "r2", "seat:binh")
+        settle_round(ledger, "r2", [StakeResult("binh", "seat:binh", -150, beyond_hold=True)])
+        assert (ledger.wallet("binh"), ledger.debt("binh")) == (0, 50)  # 80 held + 20 left in the wallet; 50 owed
+        kinds = session.scalars(select(Transfer.kind).where(Transfer.round_id == "r2").order_by(Transfer.id)).all()
+        assert kinds == ["hold", "loss", "loss", "debt"]
+        assert_books_balance(session)
+
+
 def test_a_raise_adds_a_second_hold_to_the_same_wager(sessions: sessionmaker[Session]) -> None:
     with sessions.begin() as session:
         ledger = Ledger(session, THB)
