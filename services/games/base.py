@@ -71,18 +71,20 @@ class CardWanted:
 class Window:
     """Inputs from people until ``ms`` after the window opened; then the game's ``timeout`` command.
 
-    Two expectations are the same window when ``kind`` and ``seat`` agree: its deadline is set when
-    it opens and kept while inputs arrive inside it.
+    Two expectations are the same window when ``kind``, ``seat`` and ``serial`` agree: its deadline is
+    set when it opens and kept while inputs arrive inside it. ``serial`` tells apart two windows of
+    the same seat in a row (a player's turn, then their next turn).
     """
 
     kind: str  # betting | insurance | decision | turn | ...
     ms: int
     seat: str = ""  # whose window, when it is one seat's
     text: str = ""
+    serial: int = 0
 
     @property
-    def key(self) -> tuple[str, str]:
-        return self.kind, self.seat
+    def key(self) -> tuple[str, str, int]:
+        return self.kind, self.seat, self.serial
 
 
 Expecting = CardWanted | Window | None  # None: the round is over (settled or void)
@@ -195,6 +197,10 @@ class Game(ABC, Generic[R, C]):
         """Who holds each seat with private cards (seat -> player); only they may open its private stream."""
         return {}
 
+    def seat_hold(self, round_: R) -> int:
+        """What a player taking a seat has held from their wallet (games with seats)."""
+        raise NotExpectedError(f"{self.name} has no seats to take")
+
     @abstractmethod
     def hidden(self, round_: R, audience: Audience) -> frozenset[Card]:
         """The dealt cards ``audience`` may not see yet."""
@@ -256,4 +262,6 @@ def names() -> list[str]:
 def _load_builtin() -> None:
     """The studio's own games register on first use (their modules import this one)."""
     if "pokdeng" not in _GAMES:
-        import services.games.pokdeng.port  # noqa: F401
+        import services.games.pokdeng.port
+    if "tienlen" not in _GAMES:
+        import services.games.tienlen.port  # noqa: F401

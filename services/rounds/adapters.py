@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
 from services.games.base import Game, Window
 from services.games.base import game as game_named
+from services.ledger import idempotency
 
 if TYPE_CHECKING:
     from services.rounds.models import Round
@@ -31,6 +32,18 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+class SeatIn(Strict):
+    """Take a seat at a room's round (games with seats share this body)."""
+
+    seat: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,16}$")]
+
+
+class SeatOut(BaseModel):
+    round_id: str
+    seat: str
+    held: int
+
+
 class AppliedOut(BaseModel):
     """What a command did: the round's phase after it and the names of the events it caused."""
 
@@ -41,6 +54,31 @@ class AppliedOut(BaseModel):
 
 def applied_out(applied: Applied) -> AppliedOut:
     return AppliedOut(round_id=applied.round_id, phase=applied.phase, events=[type(e).__name__ for e in applied.events])
+
+
+def take_seat(
+    service: RoundService, player: str, round_id: str, body: SeatIn, key: str | None, sit: Callable[[str, str], Any]
+) -> SeatOut:
+    """The shared ``sit`` action: the seat joins the round's log (``sit(player, seat)`` is the game's command)
+    and the game's ``hold`` for it is taken from the wallet, together or not at all; idempotent by ``key``."""
+    request = {"op": "sit", "round": round_id, "seat": body.seat}
+
+    def work(session: Session) -> dict[str, Any]:
+        stored = idempotency.begin(session, key or "", player, request)
+        if stored is not None:
+            return stored
+        round_ = service.locked_round(session, round_id)
+        engine = service.engine(session, round_)
+        service.check_window(round_)
+        port = service.game_of(session, round_)
+        command = sit(player, body.seat)
+        port.verify(engine, command)
+        amount = port.seat_hold(engine)
+        service.ledger(session, round_.table_id).hold(player, amount, round_id, f"seat:{body.seat}")
+        service.append(session, round_, engine, command, player)
+        return idempotency.finish(session, key or "", {"round_id": round_id, "seat": body.seat, "held": amount})
+
+    return SeatOut(**service.run(work))
 
 
 @dataclass(frozen=True)
@@ -109,4 +147,6 @@ def every() -> list[Adapter]:
 
 def _load_builtin() -> None:
     if "pokdeng" not in _ADAPTERS:
-        import services.rounds.pokdeng  # noqa: F401
+        import services.rounds.pokdeng
+    if "tienlen" not in _ADAPTERS:
+        import services.rounds.tienlen  # noqa: F401

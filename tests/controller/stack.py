@@ -77,6 +77,14 @@ class Studio:
             self.players.register(player)
             self.wallets.deposit(player, amount, key=f"fund-{player}", actor="test")
 
+    def token(self, player: str) -> dict[str, str]:
+        """A funded player's bearer header (their token is issued anew)."""
+        self.fund(player)
+        return {"Authorization": f"Bearer {self.players.revoke(player)}"}
+
+    def dealer_view(self) -> dict[str, Any]:
+        return self.latest(topics.round_dealer(self.table))
+
     def latest(self, topic: str) -> dict[str, Any]:
         payloads = [json.loads(m.payload) for m in list(self.views.messages) if m.topic == topic]
         return payloads[-1] if payloads else {}

@@ -13,26 +13,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from pydantic import BaseModel
-
 from services.cards import Card
-from services.games import base
+from services.games import base, rooms
 from services.games.base import (
     DEALER,
     Audience,
     CardWanted,
     Expecting,
-    Game,
-    GameError,
     GameSettingsError,
     NotExpectedError,
-    NotYourMoveError,
     Payout,
     Window,
 )
-from services.ledger import idempotency
+from services.games.rooms import CloseSeating, Deal, RoomGame, Sit, Void
 from services.rounds import adapters
-from services.rounds.adapters import Action, Strict
+from services.rounds.adapters import Action, SeatIn, SeatOut, take_seat
 from services.rounds.service import RoundService
 
 ORDER = "23456789TJQKA"
@@ -51,27 +46,6 @@ class Settings:
                 raise GameSettingsError(f"setting {name}: expected a whole number 1–10^9, got {value!r}")
 
 
-@dataclass(frozen=True)
-class Sit:
-    player: str
-    seat: str
-
-
-@dataclass(frozen=True)
-class CloseSeating:
-    pass
-
-
-@dataclass(frozen=True)
-class Deal:
-    card: Card
-
-
-@dataclass(frozen=True)
-class Void:
-    reason: str
-
-
 Command = Sit | CloseSeating | Deal | Void
 
 
@@ -88,7 +62,7 @@ class Round:
         return [seat for seat in SEATS if seat in self.seats] + [HOUSE]
 
 
-class HighCard(Game[Round, Command]):
+class HighCard(RoomGame[Round]):
     name = "highcard"
 
     def settings(self, raw: Mapping[str, Any]) -> Settings:
@@ -108,18 +82,8 @@ class HighCard(Game[Round, Command]):
 
     def verify(self, round_: Round, command: Command) -> None:
         match command:
-            case Sit(player=player, seat=seat):
-                if round_.phase != "seating":
-                    raise NotExpectedError(f"seating is closed (phase {round_.phase})")
-                if seat not in SEATS:
-                    raise GameError(f"no seat {seat!r} (seats: {', '.join(SEATS)})")
-                if seat in round_.seats:
-                    raise NotYourMoveError(f"seat {seat} is taken")
-                if player in round_.seats.values():
-                    raise GameError(f"{player} already has a seat")
-            case CloseSeating():
-                if round_.phase != "seating":
-                    raise NotExpectedError(f"seating is already closed (phase {round_.phase})")
+            case Sit() | CloseSeating():
+                rooms.check_seating(command, round_.phase, round_.seats, SEATS)
             case Deal():
                 if round_.phase != "dealing":
                     raise NotExpectedError(f"no card is expected (phase {round_.phase})")
@@ -156,41 +120,10 @@ class HighCard(Game[Round, Command]):
     def events(self, round_: Round) -> Sequence[Any]:
         return round_.events
 
-    def command_to_dict(self, command: Command) -> dict[str, Any]:
-        match command:
-            case Sit(player=player, seat=seat):
-                return {"type": "sit", "player": player, "seat": seat}
-            case CloseSeating():
-                return {"type": "close_seating"}
-            case Deal(card=card):
-                return {"type": "deal", "card": str(card)}
-            case Void(reason=reason):
-                return {"type": "void", "reason": reason}
-        raise AssertionError(command)
-
-    def command_from_dict(self, data: Mapping[str, Any]) -> Command:
-        kind = data["type"]
-        if kind == "sit":
-            return Sit(data["player"], data["seat"])
-        if kind == "close_seating":
-            return CloseSeating()
-        if kind == "deal":
-            return Deal(Card.from_code(data["card"]))
-        return Void(data["reason"])
-
-    def deal(self, card: Card) -> Command:
-        return Deal(card)
-
-    def dealt(self, command: Command) -> Card | None:
-        return command.card if isinstance(command, Deal) else None
-
     def timeout(self, round_: Round) -> Command:
         if round_.phase != "seating":
             raise NotExpectedError(f"no window is open (phase {round_.phase})")
         return CloseSeating()
-
-    def void(self, reason: str) -> Command:
-        return Void(reason)
 
     def expecting(self, round_: Round) -> Expecting:
         if round_.phase == "seating":
@@ -209,6 +142,9 @@ class HighCard(Game[Round, Command]):
 
     def seats(self, round_: Round) -> dict[str, str]:
         return dict(round_.seats)
+
+    def seat_hold(self, round_: Round) -> int:
+        return round_.settings.stake
 
     def hidden(self, round_: Round, audience: Audience) -> frozenset[Card]:
         if round_.phase == "settled":
@@ -246,39 +182,14 @@ class HighCard(Game[Round, Command]):
         return nets
 
 
-class SitIn(Strict):
-    seat: str
-
-
-class SeatOut(BaseModel):
-    round_id: str
-    seat: str
-    held: int
-
-
-def sit(service: RoundService, player: str, round_id: str, body: SitIn, key: str | None) -> SeatOut:
+def sit(service: RoundService, player: str, round_id: str, body: SeatIn, key: str | None) -> SeatOut:
     """Take a seat: the table's stake is held from the wallet, and the seat joins the round's log."""
-
-    def work(session: Any) -> dict[str, Any]:
-        stored = idempotency.begin(session, key or "", player, {"op": "sit", "round": round_id, "seat": body.seat})
-        if stored is not None:
-            return stored
-        round_ = service.locked_round(session, round_id)
-        engine = service.engine(session, round_)
-        service.check_window(round_)
-        command = Sit(player, body.seat)
-        GAME.verify(engine, command)
-        service.ledger(session, round_.table_id).hold(player, engine.settings.stake, round_id, f"seat:{body.seat}")
-        service.append(session, round_, engine, command, player)
-        answer = {"round_id": round_id, "seat": body.seat, "held": engine.settings.stake}
-        return idempotency.finish(session, key or "", answer)
-
-    return SeatOut(**service.run(work))
+    return take_seat(service, player, round_id, body, key, Sit)
 
 
 class HighCardAdapter(adapters.Adapter):
     game_name = "highcard"
-    actions = (Action("sit", SitIn, SeatOut, sit, "Take a seat; the table's stake is held.", keyed=True),)
+    actions = (Action("sit", SeatIn, SeatOut, sit, "Take a seat; the table's stake is held.", keyed=True),)
 
 
 GAME = HighCard()

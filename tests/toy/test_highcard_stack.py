@@ -34,19 +34,10 @@ def toy(database: Engine, mqtt_url: str, tmp_path: Path) -> Iterator[tuple[Studi
         studio.close()
 
 
-def token(studio: Studio, player: str) -> dict[str, str]:
-    studio.fund(player)
-    return {"Authorization": f"Bearer {studio.players.revoke(player)}"}
-
-
-def dealer_view(studio: Studio) -> dict[str, Any]:
-    return studio.latest(topics.round_dealer(studio.table))
-
-
 def deal(studio: Studio, card: str, position: str) -> None:
-    wait_until(lambda: (dealer_view(studio).get("next_card") or {}).get("position") == position, 10, position)
+    wait_until(lambda: (studio.dealer_view().get("next_card") or {}).get("position") == position, 10, position)
     studio.sim.deal(card)
-    wait_until(lambda: position in dealer_view(studio).get("hands", {}), 10, f"{card} dealt to {position}")
+    wait_until(lambda: position in studio.dealer_view().get("hands", {}), 10, f"{card} dealt to {position}")
 
 
 def cards(view: dict[str, Any]) -> dict[str, str | None]:
@@ -63,7 +54,7 @@ def first_frame(client: TestClient, path: str, headers: dict[str, str]) -> dict[
 
 def test_a_toy_game_runs_from_the_shoe_to_the_ledger_with_private_seats(toy: tuple[Studio, TestClient]) -> None:
     studio, client = toy
-    ana, binh = token(studio, "ana"), token(studio, "binh")
+    ana, binh = studio.token("ana"), studio.token("binh")
     round_id = studio.service.open_round(studio.table)
     sit = client.post(f"/v1/rounds/{round_id}/sit", json={"seat": "P1"}, headers=ana | {"Idempotency-Key": "s1"})
     assert sit.status_code == 201 and sit.json() == {"round_id": round_id, "seat": "P1", "held": 100}
@@ -80,7 +71,7 @@ def test_a_toy_game_runs_from_the_shoe_to_the_ledger_with_private_seats(toy: tup
 
     state = client.get(f"/v1/tables/{studio.table}/current", headers=ana).json()
     assert cards(state) == {"P1": None, "P2": None} and "KH" not in json.dumps(state)
-    assert cards(dealer_view(studio)) == {"P1": "received", "P2": "received"}
+    assert cards(studio.dealer_view()) == {"P1": "received", "P2": "received"}
     mine = first_frame(client, f"/v1/tables/{studio.table}/seats/P1/stream", ana)
     assert mine["round_id"] == round_id and cards(mine) == {"P1": "KH", "P2": None}
     theirs = first_frame(client, f"/v1/tables/{studio.table}/seats/P2/stream", binh)
@@ -89,7 +80,7 @@ def test_a_toy_game_runs_from_the_shoe_to_the_ledger_with_private_seats(toy: tup
     assert refused.status_code == 403 and refused.json()["code"] == "forbidden"
 
     deal(studio, "9S", "house")  # face up: every hand shows, the round settles
-    wait_until(lambda: dealer_view(studio).get("phase") == "settled", 10, "settlement")
+    wait_until(lambda: studio.dealer_view().get("phase") == "settled", 10, "settlement")
     assert (studio.wallets.balance("ana")["balance"], studio.wallets.balance("ana")["held"]) == (10_100, 0)
     assert studio.wallets.balance("binh")["balance"] == 9_900
     public = studio.latest(topics.round_state(studio.table))
@@ -102,7 +93,7 @@ def test_a_toy_game_runs_from_the_shoe_to_the_ledger_with_private_seats(toy: tup
 
 def test_a_seat_stream_ends_when_its_token_is_revoked(toy: tuple[Studio, TestClient]) -> None:
     studio, client = toy
-    ana = token(studio, "ana")
+    ana = studio.token("ana")
     round_id = studio.service.open_round(studio.table)
     client.post(f"/v1/rounds/{round_id}/sit", json={"seat": "P1"}, headers=ana | {"Idempotency-Key": "s1"})
     ended = stream_in_background(client, f"/v1/tables/{studio.table}/seats/P1/stream", ana)

@@ -19,16 +19,17 @@ from services.games import base
 from services.games.base import DEALER, PUBLIC, CardWanted, Window, viewer
 from tests.toy import highcard
 
-GAMES = ["pokdeng", "highcard"]
+GAMES = ["pokdeng", "highcard", "tienlen"]
+SEATS = {"highcard": ["P1", "P2"], "tienlen": ["1", "2", "3"]}  # Pok Deng deals without bets
 
 
 def seat_players(name: str, round_: Any) -> list[str]:
-    """Seat two players where the game has seats of its own (the toy); Pok Deng deals without bets."""
-    if name == "highcard":
-        for player, seat in (("ana", "P1"), ("binh", "P2")):
-            base.game(name).apply(round_, highcard.Sit(player, seat))
-        return ["ana", "binh"]
-    return []
+    """Seat players where the game has seats of its own, through its stored ``sit`` command."""
+    game = base.game(name)
+    players = ["ana", "binh", "chai"][: len(SEATS.get(name, []))]
+    for player, seat in zip(players, SEATS.get(name, []), strict=False):
+        game.apply(round_, game.command_from_dict({"type": "sit", "player": player, "seat": seat}))
+    return players
 
 
 def drive(name: str, seed: int, check: Any = None) -> Any:

@@ -1,11 +1,13 @@
-"""Exceptions of the Mậu Binh engine. All are ``ValueError``s: they describe bad input."""
+"""Exceptions of the Mậu Binh engine. All are ``GameError``s (so ``ValueError``s): they describe bad input."""
+
+from services.games.base import GameError, GameSettingsError
 
 
-class MauBinhError(ValueError):
+class MauBinhError(GameError):
     """Base of every Mậu Binh error."""
 
 
-class SettingsError(MauBinhError):
+class SettingsError(MauBinhError, GameSettingsError):
     """A room setting is unknown or out of range."""
 
 

@@ -1,11 +1,13 @@
-"""Exceptions of the Tiến Lên engine. All are ``ValueError``s: they describe bad input."""
+"""Exceptions of the Tiến Lên engine. All are ``GameError``s (so ``ValueError``s): they describe bad input."""
+
+from services.games.base import GameError, GameSettingsError, NotExpectedError
 
 
-class TienLenError(ValueError):
+class TienLenError(GameError):
     """Base of every Tiến Lên error."""
 
 
-class SettingsError(TienLenError):
+class SettingsError(TienLenError, GameSettingsError):
     """A room setting is unknown or out of range."""
 
 
@@ -17,12 +19,15 @@ class CombinationError(TienLenError):
     """Cards that form no Tiến Lên combination."""
 
 
-class IllegalPlayError(TienLenError):
+class IllegalPlayError(TienLenError, NotExpectedError):
     """A play or pass the round does not allow now; the message names the player, the cards and the trick."""
 
 
 class RoomEntryError(TienLenError):
     """A player whose experience points are below the room tier's minimum."""
+
+    code = "room_tier_too_high"
+    status = 403
 
 
 class TranscriptError(TienLenError):

@@ -1,0 +1,290 @@
+"""Tiến Lên Miền Nam on the game port: one room round — seats, the deal, the turns, the payments.
+
+Players take seats (2–4) while seating is open; each holds ``hold_units`` × ``unit``. The deal comes
+from the shoe (or a committed server shuffle) one card at a time in seat order, face down: each
+player sees only their own hand until the round ends. Then the engine (``TienLenRound``) runs the
+turns; a turn that runs out plays the engine's ``timeout_command`` (a pass, or the leader's lowest
+single card). Payments in units × ``unit`` go to the ledger; a loss past the hold is taken from the
+wallet and then recorded as a debt (``Payout.beyond_hold``).
+
+Every round of a room is dealt as a starting round here (the 3♠ leads); the series rules (the
+previous winner leads) come with the room's series record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from services.cards import Card
+from services.games import rooms
+from services.games.base import (
+    DEALER,
+    Audience,
+    CardWanted,
+    Expecting,
+    GameSettingsError,
+    NotExpectedError,
+    Payout,
+    Window,
+    register,
+)
+from services.games.rooms import CloseSeating, Deal, RoomGame, Sit, Void
+from services.games.tienlen import cards as tl
+from services.games.tienlen.engine import HAND_SIZE, TienLenRound
+from services.games.tienlen.errors import IllegalPlayError
+from services.games.tienlen.events import Pass, Play
+from services.games.tienlen.settings import TienLenSettings
+
+SEATS = ("1", "2", "3", "4")
+LARGEST = 10**12
+
+
+@dataclass(frozen=True)
+class RoomSettings:
+    unit: int = 100  # minor units per unit of payment
+    hold_units: int = 80  # held from each seated player for the round
+    seating_ms: int = 20_000
+    turn_ms: int = 20_000
+    rules: TienLenSettings = field(default_factory=TienLenSettings)
+
+    def __post_init__(self) -> None:
+        high = LARGEST // 1000
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if item.name != "rules" and (type(value) is not int or not 0 < value <= high):
+                raise GameSettingsError(f"setting {item.name}: expected a whole number 1–{high:,}, got {value!r}")
+        if self.unit * self.hold_units > LARGEST:
+            raise GameSettingsError(f"settings unit × hold_units: {self.unit * self.hold_units:,} is above {LARGEST:,}")
+
+
+Command = Sit | CloseSeating | Deal | Play | Pass | Void
+
+
+@dataclass
+class Room:
+    """One round of a room."""
+
+    settings: RoomSettings
+    phase: str = "seating"
+    seats: dict[str, str] = field(default_factory=dict)  # seat -> player
+    dealt: list[Card] = field(default_factory=list)
+    engine: TienLenRound | None = None
+    commands: list[Command] = field(default_factory=list)
+    events: list[Any] = field(default_factory=list)
+
+    @property
+    def players(self) -> list[str]:
+        return [self.seats[seat] for seat in SEATS if seat in self.seats]
+
+    def hand_of(self, player: str) -> list[Card]:
+        """The cards dealt to ``player`` so far (seat order, one card each in turn)."""
+        order = self.players
+        index = order.index(player)
+        return [card for position, card in enumerate(self.dealt) if position % len(order) == index]
+
+
+class TienLen(RoomGame[Room]):
+    name = "tienlen"
+
+    def settings(self, raw: Mapping[str, Any]) -> RoomSettings:
+        known = {item.name for item in fields(RoomSettings)}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise GameSettingsError(f"unknown setting {unknown[0]!r} (known: {', '.join(sorted(known))})")
+        rules = raw.get("rules", {})
+        if not isinstance(rules, Mapping):
+            raise GameSettingsError(f"setting rules: expected an object, got {rules!r}")
+        values = {key: value for key, value in raw.items() if key != "rules"}
+        return replace(RoomSettings(), **values, rules=TienLenSettings.from_mapping(rules))
+
+    def settings_dict(self, settings: RoomSettings) -> dict[str, Any]:
+        return {key: value for key, value in asdict(settings).items() if key != "rules"} | {
+            "rules": settings.rules.to_dict()
+        }
+
+    def most_cards(self, settings: RoomSettings) -> int:
+        return HAND_SIZE * len(SEATS)
+
+    def new_round(self, settings: RoomSettings) -> Room:
+        return Room(settings)
+
+    # ---- commands ----------------------------------------------------------------------
+
+    def verify(self, round_: Room, command: Command) -> None:
+        match command:
+            case Sit() | CloseSeating():
+                rooms.check_seating(command, round_.phase, round_.seats, SEATS)
+            case Deal(card=card):
+                if round_.phase != "dealing":
+                    raise NotExpectedError(f"no card is expected (phase {round_.phase})")
+                if card in round_.dealt:
+                    raise NotExpectedError("that card was already dealt in this round")
+            case Play(player=player, cards=cards):
+                self._playing(round_).verify_play(player, cards)
+            case Pass(player=player):
+                self._playing(round_).verify_pass(player)
+            case Void(reason=reason):
+                if round_.phase == "void" or not reason.strip():
+                    raise NotExpectedError("void refused: the round is already void, or no reason was given")
+            case _:
+                raise NotExpectedError(f"unknown command {command!r}")
+
+    def apply(self, round_: Room, command: Command) -> list[Any]:
+        self.verify(round_, command)
+        events: list[Any] = []
+        match command:
+            case Sit(player=player, seat=seat):
+                round_.seats[seat] = player
+                events.append(("seated", seat))
+            case CloseSeating():
+                round_.phase = "dealing" if len(round_.seats) >= 2 else "settled"  # one player: nothing to play
+                events.append(("seating_closed", len(round_.seats)))
+            case Deal(card=card):
+                round_.dealt.append(card)
+                events.append(("dealt", len(round_.dealt)))
+                if len(round_.dealt) == HAND_SIZE * len(round_.seats):
+                    hands = {p: [tl.strength(c) for c in round_.hand_of(p)] for p in round_.players}
+                    engine = TienLenRound(
+                        round_.players, hands, starting_round=True, settings=round_.settings.rules
+                    )  # fmt: skip
+                    round_.engine = engine
+                    round_.phase = "playing" if engine.result is None else "settled"  # an instant win ends it
+            case Play(player=player, cards=cards):
+                events += self._playing(round_).play(player, cards)
+            case Pass(player=player):
+                events += self._playing(round_).pass_turn(player)
+            case Void():
+                round_.phase = "void"
+                events.append(("voided",))
+        if round_.phase == "playing" and round_.engine is not None and round_.engine.result is not None:
+            round_.phase = "settled"
+        round_.commands.append(command)
+        round_.events += events
+        return events
+
+    def commands(self, round_: Room) -> Sequence[Command]:
+        return round_.commands
+
+    def events(self, round_: Room) -> Sequence[Any]:
+        return round_.events
+
+    def move_to_dict(self, command: object) -> dict[str, Any] | None:
+        match command:
+            case Play(player=player, cards=cards):
+                return {"type": "play", "player": player, "cards": tl.codes(cards)}
+            case Pass(player=player):
+                return {"type": "pass", "player": player}
+        return None
+
+    def move_from_dict(self, data: Mapping[str, Any]) -> Command | None:
+        match data.get("type"):
+            case "play":
+                return Play(str(data["player"]), tl.parse(data["cards"]))
+            case "pass":
+                return Pass(str(data["player"]))
+        return None
+
+    def timeout(self, round_: Room) -> Command:
+        if round_.phase == "seating":
+            return CloseSeating()
+        if round_.phase == "playing" and round_.engine is not None:
+            command = round_.engine.timeout_command()
+            if command is not None:
+                return command
+        raise NotExpectedError(f"no window is open (phase {round_.phase})")
+
+    # ---- reading a round ---------------------------------------------------------------
+
+    def expecting(self, round_: Room) -> Expecting:
+        settings = round_.settings
+        if round_.phase == "seating":
+            return Window("seating", settings.seating_ms, text="players taking seats")
+        if round_.phase == "dealing":
+            order = round_.players
+            count = len(round_.dealt)
+            seat = next(s for s, p in round_.seats.items() if p == order[count % len(order)])
+            return CardWanted(seat, count // len(order), False, f"seat {seat}'s card {count // len(order) + 1}")
+        if round_.phase == "playing" and round_.engine is not None and round_.engine.to_act is not None:
+            player = round_.engine.to_act
+            seat = next(s for s, p in round_.seats.items() if p == player)
+            turn = len(round_.engine.history)
+            return Window("turn", settings.turn_ms, seat, f"seat {seat} to play or pass", serial=turn)
+        return None
+
+    def phase(self, round_: Room) -> str:
+        return round_.phase
+
+    def cards(self, round_: Room) -> list[Card]:
+        return list(round_.dealt)
+
+    def seats(self, round_: Room) -> dict[str, str]:
+        return dict(round_.seats)
+
+    def seat_hold(self, round_: Room) -> int:
+        return round_.settings.hold_units * round_.settings.unit
+
+    def hidden(self, round_: Room, audience: Audience) -> frozenset[Card]:
+        """Every card still in a hand, until the round is over; a player sees their own."""
+        if round_.phase in ("settled", "void"):
+            return frozenset()
+        own = audience.player if audience.kind == "player" else None
+        return frozenset(card for player in round_.players if player != own for card in self._held(round_, player))
+
+    def view(self, round_: Room, audience: Audience) -> dict[str, Any]:
+        hidden = self.hidden(round_, audience)
+        unseen = "received" if audience == DEALER else None
+        hands = {
+            seat: {"cards": [unseen if card in hidden else str(card) for card in self._held(round_, player)]}
+            for seat, player in sorted(round_.seats.items())
+        }
+        view: dict[str, Any] = {"phase": round_.phase, "seats": sorted(round_.seats), "hands": hands}
+        engine = round_.engine
+        if engine is not None:
+            owner = next((s for s, p in round_.seats.items() if p == engine.top_owner), None)
+            view["table"] = {"cards": tl.codes(sorted(engine.top.cards)) if engine.top else [], "seat": owner}
+            view["passed"] = sorted(s for s, p in round_.seats.items() if p in engine.passed)
+        if engine is not None and engine.result is not None:
+            by_seat = {player: seat for seat, player in round_.seats.items()}
+            view["result"] = {
+                "winner": by_seat[engine.result.winner],
+                "units": {by_seat[p]: units for p, units in engine.result.payments.items()},
+            }
+        return view
+
+    def payouts(self, round_: Room) -> list[Payout] | None:
+        if round_.phase != "settled":
+            return None
+        units = round_.engine.result.payments if round_.engine is not None and round_.engine.result else {}
+        unit = round_.settings.unit
+        return [
+            Payout(player, f"seat:{seat}", units.get(player, 0) * unit, beyond_hold=True)
+            for seat, player in sorted(round_.seats.items())
+        ]
+
+    def result(self, round_: Room) -> dict[str, Any] | None:
+        if round_.phase != "settled":
+            return None
+        engine = round_.engine
+        if engine is None or engine.result is None:
+            return {"winner": None, "units": {}}
+        return {"winner": engine.result.winner, "units": dict(engine.result.payments)}
+
+    # ---- internals ---------------------------------------------------------------------
+
+    def _held(self, round_: Room, player: str) -> list[Card]:
+        """The cards ``player`` holds now: as dealt so far, less what they played."""
+        if round_.engine is None:
+            return round_.hand_of(player)
+        return sorted((card for card in round_.hand_of(player) if tl.strength(card) in round_.engine.hands[player]),
+                      key=tl.strength)  # fmt: skip
+
+    def _playing(self, round_: Room) -> TienLenRound:
+        if round_.phase != "playing" or round_.engine is None:
+            raise IllegalPlayError(f"no one plays now (phase {round_.phase})")
+        return round_.engine
+
+
+TIENLEN = TienLen()
+register(TIENLEN)

@@ -1,0 +1,61 @@
+"""Tiến Lên's adapter: taking a seat (its hold), playing cards and passing, as API actions."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from services.games.rooms import Sit
+from services.games.tienlen import cards as tl
+from services.games.tienlen.events import Pass, Play
+from services.rounds.adapters import (
+    Action,
+    Adapter,
+    AppliedOut,
+    SeatIn,
+    SeatOut,
+    Strict,
+    applied_out,
+    register,
+    take_seat,
+)
+from services.rounds.service import RoundService
+
+Code = Annotated[str, Field(min_length=2, max_length=2, description="rank + suit, e.g. '3S'")]
+
+
+class PlayIn(Strict):
+    cards: Annotated[list[Code], Field(min_length=1, max_length=13)]
+
+
+class PassIn(Strict):
+    pass
+
+
+def sit(service: RoundService, player: str, round_id: str, body: SeatIn, key: str | None) -> SeatOut:
+    return take_seat(service, player, round_id, body, key, Sit)
+
+
+def play(service: RoundService, player: str, round_id: str, body: PlayIn, _key: str | None) -> AppliedOut:
+    cards = tl.parse(body.cards)
+    return applied_out(service.command(round_id, lambda _game: Play(player, cards), player, window=True))
+
+
+def pass_turn(service: RoundService, player: str, round_id: str, _body: PassIn, _key: str | None) -> AppliedOut:
+    return applied_out(service.command(round_id, lambda _game: Pass(player), player, window=True))
+
+
+class TienLenAdapter(Adapter):
+    game_name = "tienlen"
+    actions = (
+        Action("sit", SeatIn, SeatOut, sit, "Take a seat; the room's hold (hold_units × unit) is taken.", keyed=True),
+        Action("play", PlayIn, AppliedOut, play, "Play cards: in turn, or a chop out of turn."),
+        Action("pass", PassIn, AppliedOut, pass_turn, "Pass: out of the trick until it ends."),
+    )
+
+    def profile(self, service: RoundService, player: str) -> dict[str, Any]:
+        return {}
+
+
+register(TienLenAdapter())
