@@ -47,6 +47,7 @@ def _endpoint(name: str, body_model: type[BaseModel], keyed: bool, changes_state
         answer = services.rounds.act(player, round_id, name, body, key)
         if changes_state:
             services.notify(round_id)
+        services.changed(round_id)
         return answer
 
     if keyed:

@@ -43,6 +43,9 @@ from services.rounds.service import RoundService
 
 log = logging.getLogger("studio.api")
 STREAM_POLL_S = 0.25  # without a broker: how often a watched table's public state is read
+# A private view (a seat's, a player's own) is read again at once when its table's public state changes
+# or the player acts through this process; between those, this often (to catch deposits and the like).
+PRIVATE_POLL_S = 2.0
 
 # Every package's errors carry their own ``code`` and HTTP ``status``; the API maps them by base class.
 ERRORS: tuple[type[Exception], ...] = (RoundError, GameError, LedgerError, CardError)
@@ -91,8 +94,12 @@ def create_app(
         poller = Poller(states, lambda table: queries.current_round(rounds, table), STREAM_POLL_S)
         app.state.services = replace(app.state.services, poller=poller)
     services = app.state.services
-    seat_poller = Poller(services.seats, lambda key: services.rounds.seat_view(*key.split("/", 2)), STREAM_POLL_S)
-    app.state.services = replace(services, seat_poller=seat_poller)
+    private_s = PRIVATE_POLL_S if relay is not None else STREAM_POLL_S
+    seat_poller = Poller(services.seats, lambda key: services.rounds.seat_view(*key.split("/", 2)), private_s)
+    yours_poller = Poller(services.yours, lambda key: player_routes.yours(services, *key.split("/", 1)), private_s)
+    for poller in (seat_poller, yours_poller):
+        services.states.listen(lambda table, poller=poller: poller.wake(table + "/"))
+    app.state.services = replace(services, seat_poller=seat_poller, yours_poller=yours_poller)
     app.include_router(player_routes.router)
     app.include_router(action_routes())
     app.include_router(player_routes.public)

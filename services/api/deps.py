@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Header, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from services.api.consoles import RECHECK_S, ViewRelay
@@ -14,7 +14,7 @@ from services.api.fanout import Hub, Poller
 from services.ledger.wallets import WalletService
 from services.rounds.errors import AuthError, ForbiddenError
 from services.rounds.players import Identity, PlayerService
-from services.rounds.service import RoundService
+from services.rounds.service import RoundService, table_of_round
 
 
 def _no_notice(_round_id: str) -> None:
@@ -32,6 +32,15 @@ class Services:
     poller: Poller | None = None  # without a broker: reads each watched table's state from the database
     seats: Hub = field(default_factory=lambda: Hub(heartbeat_s=RECHECK_S))  # private seat views, "table/seat/player"
     seat_poller: Poller | None = None  # reads each watched private view from the database
+    yours: Hub = field(default_factory=lambda: Hub(heartbeat_s=RECHECK_S))  # a player's own view, "table/player"
+    yours_poller: Poller | None = None
+
+    def changed(self, round_id: str) -> None:
+        """A player changed ``round_id`` through this process: its table's private views are read again now."""
+        table = table_of_round(round_id)
+        for poller in (self.seat_poller, self.yours_poller):
+            if poller is not None:
+                poller.wake(table + "/")
 
 
 def get_services(request: Request) -> Services:
@@ -40,6 +49,23 @@ def get_services(request: Request) -> Services:
 
 
 bearer = HTTPBearer(auto_error=False, description="the bearer token given when the account was created")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+# A stream's parameters: how many frames before it ends, and the last frame a reconnecting client had.
+Changes = Annotated[int, Query(ge=1, le=100_000)]
+LastEventId = Annotated[str | None, Header(alias="Last-Event-ID", max_length=64)]
+
+
+class StreamArgs:
+    """What every stream takes: the login (checked again while it is open), ``changes`` (the stream ends after
+    that many frames) and ``Last-Event-ID`` (a reconnecting client gets what it missed)."""
+
+    def __init__(self, credentials: Credentials, changes: Changes = 100_000, last_event_id: LastEventId = None) -> None:
+        self.token = credentials.credentials if credentials else ""
+        self.changes = changes
+        self.last_event_id = last_event_id
+
+
+Stream = Annotated[StreamArgs, Depends()]
 
 
 def current_identity(

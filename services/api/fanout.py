@@ -83,6 +83,11 @@ class Hub:
         self._feeds: dict[str, Feed] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._heartbeat: asyncio.Task[None] | None = None
+        self._listeners: list[Callable[[str], None]] = []
+
+    def listen(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(key)`` after each change of a key's value (on the publishing thread)."""
+        self._listeners.append(listener)
 
     def feed(self, key: str) -> Feed:
         with self._lock:
@@ -106,6 +111,8 @@ class Hub:
             loop = self._loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._broadcast, feed)
+        for listener in self._listeners:
+            listener(key)
 
     def resume_point(self, last_event_id: str | None) -> int:
         """The seq a client already has, from its ``Last-Event-ID`` (0: nothing, or another process's id)."""
@@ -317,7 +324,8 @@ class _FeedResponse(Response):
 
 
 class Poller:
-    """The source for an API without a broker: one database read per watched key every ``interval_s``.
+    """The source of values kept in the database: one read per watched key every ``interval_s``, and at
+    once when something tells it (``wake``) that the keys of a table may have changed.
 
     The read runs while the key has clients, whatever their number; it stops shortly after the last one.
     """
@@ -327,19 +335,37 @@ class Poller:
         self.read = read
         self.interval_s = interval_s
         self._running: dict[str, asyncio.Task[None]] = {}  # kept: the loop holds tasks weakly
+        self._wakes: dict[str, asyncio.Event] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def watch(self, key: str) -> None:
         """Start polling ``key`` on the running loop, unless it is polled already."""
         if key in self._running:
             return
-        self._running[key] = asyncio.get_running_loop().create_task(self._poll(key))
+        self._loop = asyncio.get_running_loop()
+        self._wakes[key] = asyncio.Event()
+        self._running[key] = self._loop.create_task(self._poll(key))
+
+    def wake(self, prefix: str) -> None:
+        """Read every watched key starting with ``prefix`` now (any thread)."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._wake, prefix)
+
+    def _wake(self, prefix: str) -> None:
+        for key, event in self._wakes.items():
+            if key.startswith(prefix):
+                event.set()
 
     async def _poll(self, key: str) -> None:
         feed = self.hub.feed(key)
+        woken = self._wakes[key]
         idle = 0
         try:
             while True:
-                await asyncio.sleep(self.interval_s)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(woken.wait(), self.interval_s)
+                woken.clear()
                 idle = idle + 1 if not feed.clients else 0
                 if idle >= IDLE_TICKS:  # a client just let in may not have started reading yet
                     return
@@ -350,3 +376,4 @@ class Poller:
                 self.hub.publish(key, value)
         finally:
             self._running.pop(key, None)
+            self._wakes.pop(key, None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from services.bus import topics
 from services.bus.client import connect, make_client
 from services.bus.messages import RoundChanged, encode
+from services.rounds.service import table_of_round
 
 
 class RoundNotifier:
@@ -15,7 +16,7 @@ class RoundNotifier:
         connect(self.client, url)
 
     def __call__(self, round_id: str) -> None:
-        table = round_id.rsplit("-", 1)[0]  # a round id is "<table>-<number>"
+        table = table_of_round(round_id)
         self.client.publish(topics.round_commands(table), encode(RoundChanged(round_id=round_id)), qos=1)
 
     def close(self) -> None:

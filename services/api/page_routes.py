@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter
 from fastapi.responses import FileResponse, Response, StreamingResponse
-from fastapi.security import HTTPAuthorizationCredentials
 
-from services.api.deps import CurrentStaff, ServicesDep, bearer
+from services.api.deps import CurrentStaff, ServicesDep, Stream
 from services.rounds import queries
 from services.rounds.errors import AuthError, ForbiddenError, RoundError
 
@@ -56,9 +54,7 @@ async def dealer_stream(
     table_id: str,
     staff: CurrentStaff,
     services: ServicesDep,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-    changes: Annotated[int, Query(ge=1, le=100_000)] = 100_000,
-    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=64)] = None,
+    stream: Stream,
 ) -> Response:
     """The dealer console view of a table as Server-Sent Events (dealers and operators): the next card to
     deal, the cards scanned (a face-down card only as ``received``), deck count, alerts, pauses.
@@ -72,14 +68,15 @@ async def dealer_stream(
         raise ConsoleUnavailableError("this API has no broker connection: the dealer console feed is unavailable")
     if relay.dealer.value(table_id) is None:
         relay.dealer.publish(table_id, {"v": 1, "table_id": table_id, "waiting_for": WAITING})
-    token = credentials.credentials if credentials else ""
 
     async def still_allowed() -> bool:
         try:
-            identity = await asyncio.to_thread(services.players.authenticate, token)
+            identity = await asyncio.to_thread(services.players.authenticate, stream.token)
             assigned = await asyncio.to_thread(services.players.runs_table, identity, table_id)
         except AuthError:
             return False
         return identity.role == staff.role and assigned
 
-    return relay.dealer.stream(table_id, last_event_id=last_event_id, changes=changes, still_allowed=still_allowed)
+    return relay.dealer.stream(
+        table_id, last_event_id=stream.last_event_id, changes=stream.changes, still_allowed=still_allowed
+    )

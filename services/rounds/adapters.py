@@ -113,6 +113,14 @@ class Adapter:
     def settled(self, service: RoundService, session: Session, round_: Round, engine: Any) -> None:
         """Write what the game keeps of a settled (or recalculated) round besides the ledger's postings."""
 
+    def yours(self, service: RoundService, session: Session, round_: Round, engine: Any, player: str) -> dict[str, Any]:
+        """What of the round is ``player``'s own, for their private stream: here, the seats they hold."""
+        return {"seats": sorted(seat for seat, holder in self.game.seats(engine).items() if holder == player)}
+
+    def page(self, settings: Any) -> dict[str, Any]:
+        """What a player's page shows of the table's settings besides them (``GET /v1/tables/{id}``)."""
+        return {}
+
     profile_settings: tuple[str, ...] = ()  # the player settings this game has (``PUT /v1/me/{name}``)
 
     def profile(self, service: RoundService, player: str) -> dict[str, Any]:

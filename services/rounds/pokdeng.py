@@ -20,7 +20,15 @@ from sqlalchemy import Connection, Row, Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from services.games.base import Window
-from services.games.pokdeng import Phase, PokDengRound, Position, Side, TableSettings
+from services.games.pokdeng import (
+    AwaitingDecision,
+    AwaitingInsurance,
+    Phase,
+    PokDengRound,
+    Position,
+    Side,
+    TableSettings,
+)
 from services.games.pokdeng import events as ev
 from services.games.pokdeng.port import INSURANCE, POKDENG
 from services.ledger import idempotency
@@ -48,6 +56,11 @@ RAISE_WAGERS = (
     update(WAGERS)
     .where(WAGERS.c.id == bindparam("wager_id"))
     .values(stake=WAGERS.c.stake + bindparam("add"), updated_at=bindparam("now"))
+)
+YOUR_WAGERS = (
+    select(WAGERS.c.id, WAGERS.c.side, WAGERS.c.seat, WAGERS.c.stake, WAGERS.c.net)
+    .where(WAGERS.c.round_id == bindparam("round_id"), WAGERS.c.player == bindparam("player"))
+    .order_by(WAGERS.c.seq)
 )
 STORE_NETS = update(WAGERS).where(WAGERS.c.id == bindparam("wager_id")).values(net=bindparam("net"))
 
@@ -184,6 +197,32 @@ class PokDengAdapter(Adapter):
         rows = [{"wager_id": item.wager.wager_id, "net": item.net} for item in engine.result.wagers]
         if rows:
             session.connection().execute(STORE_NETS, rows)
+
+    def yours(
+        self, service: RoundService, session: Session, round_: Round, engine: PokDengRound, player: str
+    ) -> dict[str, Any]:
+        """The player's wagers (from the first bet, before they enter the log), the insurance they may buy now
+        and the amounts the rules allow, the draw/stand choice that is theirs to make, and their net once settled."""
+        rows = session.connection().execute(YOUR_WAGERS, {"round_id": round_.id, "player": player}).all()
+        expecting = engine.expecting
+        offer: list[int] = []
+        if isinstance(expecting, AwaitingInsurance) and player in expecting.eligible and player not in engine.insurance:
+            offer = list(engine.insurance_amounts(player))
+        decision = None
+        if isinstance(expecting, AwaitingDecision) and expecting.decider == player:
+            decision = {"seat": str(expecting.seat), "points": expecting.points, "threshold": expecting.threshold}
+        wagers = [{"wager_id": w.id, "side": w.side, "seat": w.seat, "stake": w.stake, "net": w.net} for w in rows]
+        return {
+            "wagers": wagers,
+            "insurance": engine.insurance.get(player),
+            "insurance_offer": offer,
+            "decision": decision,
+            "net": engine.result.player_nets().get(player, 0) if engine.result is not None and rows else None,
+        }
+
+    def page(self, settings: TableSettings) -> dict[str, Any]:
+        """The chips to offer (the table's, or made from its stake limits) and the video stream."""
+        return {"chips": list(settings.denominations()), "stream_url": settings.stream_url}
 
     # ---- insurance and decisions ------------------------------------------------------
 

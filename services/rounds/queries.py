@@ -6,14 +6,18 @@ banker's face-down card stays hidden until its reveal, whoever asks.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import Session, aliased
 
+from services.games.base import game as game_named
 from services.games.pokdeng.port import INSURANCE
-from services.ledger.models import Hold
+from services.ledger.models import Account, Hold, Transfer
+from services.rounds.adapters import adapter
+from services.rounds.clock import aware
 from services.rounds.errors import NotFoundError
 from services.rounds.models import GameTable, Round, Wager
 from services.rounds.service import RoundService, state_header
@@ -28,12 +32,21 @@ def tables(service: RoundService) -> list[dict[str, str]]:
     return [{"table_id": id_, "game": game, "currency": currency} for id_, game, currency in rows]
 
 
-def table(service: RoundService, table_id: str) -> dict[str, str]:
+def table(service: RoundService, table_id: str) -> dict[str, Any]:
+    """A table: its id, game, currency, settings, and what its game's player page shows of them."""
     with service.sessions() as session:
         found = session.get(GameTable, table_id)
         if found is None:
             raise NotFoundError(f"table {table_id!r} does not exist")
-        return {"table_id": found.id, "game": found.game, "currency": found.currency}
+        port = game_named(found.game)
+        settings = port.settings(json.loads(found.settings))
+        return {
+            "table_id": found.id,
+            "game": found.game,
+            "currency": found.currency,
+            "settings": port.settings_dict(settings),
+            "page": adapter(found.game).page(settings),
+        }
 
 
 def round_state(service: RoundService, round_id: str) -> dict[str, Any]:
@@ -87,6 +100,8 @@ def _summary(session: Session, round_: Round, player: str) -> dict[str, Any]:
     insurance = session.scalar(
         select(Hold.amount).where(Hold.round_id == round_.id, Hold.wager_id == INSURANCE + player)
     )
+    result = json.loads(round_.result) if round_.result and round_.voided_at is None else None
+    corrections = _corrections(session, round_.id, player)
     return {
         "round_id": round_.id,
         "table_id": round_.table_id,
@@ -95,4 +110,30 @@ def _summary(session: Session, round_: Round, player: str) -> dict[str, Any]:
         "opened_at": round_.opened_at.isoformat(),
         "wagers": [{"wager_id": w.id, "side": w.side, "seat": w.seat, "stake": w.stake, "net": w.net} for w in wagers],
         "insurance": insurance,
+        "hands": result["hands"] if result else None,
+        "outcomes": result["outcomes"] if result else None,
+        "net": None if result is None else result["players"].get(player, 0),  # after any correction; void: None
+        "corrections": corrections,  # adjustments after settlement (recalculations, a void's reversal)
     }
+
+
+def _corrections(session: Session, round_id: str, player: str) -> list[dict[str, Any]]:
+    """What was posted to or taken from ``player`` after the round settled, oldest first (+ to the player):
+    adjustments, and the part of one the wallet could not cover, recorded as a debt (a settlement's own
+    debts name their wager)."""
+    debit, credit = aliased(Account), aliased(Account)
+    rows = session.execute(
+        select(Transfer.amount, Transfer.kind, Transfer.memo, Transfer.created_at, credit.owner)
+        .join(debit, Transfer.debit_account_id == debit.id)
+        .join(credit, Transfer.credit_account_id == credit.id)
+        .where(
+            Transfer.round_id == round_id,
+            or_(Transfer.kind == "adjustment", and_(Transfer.kind == "debt", Transfer.wager_id.is_(None))),
+            or_(debit.owner == player, credit.owner == player),
+        )
+        .order_by(Transfer.id)
+    ).all()
+    return [
+        {"amount": amount if owner == player else -amount, "kind": kind, "memo": memo, "at": aware(at).isoformat()}
+        for amount, kind, memo, at, owner in rows
+    ]

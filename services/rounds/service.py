@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -134,7 +135,7 @@ class RoundService:
             first = port.expecting(engine)
             now = self.clock.now()
             window = now + timedelta(milliseconds=first.ms) if isinstance(first, Window) else None
-            round_id = f"{table_id}-{number}"
+            round_id = round_id_of(table_id, number)
             session.add(
                 Round(
                     id=round_id, table_id=table_id, number=number, phase=port.phase(engine),
@@ -305,20 +306,42 @@ class RoundService:
     def seat_view(self, table_id: str, seat: str, player_id: str) -> dict[str, Any]:
         """``player_id``'s own view of the table's current round, with their hidden cards, if they hold ``seat``."""
         with self.sessions() as session:
-            round_ = session.scalar(
-                select(Round).where(Round.table_id == table_id).order_by(Round.number.desc()).limit(1)
-            )
+            round_ = self._current(session, table_id)
             if round_ is None:
-                self.table(session, table_id)  # an unknown table says so
                 raise ForbiddenError(f"table {table_id} has no round yet: seat {seat} is nobody's")
             port = self.game_of(session, round_)
-            engine = self.engines.take(session, round_, port)
-            try:
+            with self._engine_of(session, round_, port) as engine:
                 if port.seats(engine).get(seat) != player_id:
                     raise ForbiddenError(f"seat {seat} of round {round_.id} is not {player_id}'s")
                 return state_header(round_) | {"seat": seat} | port.view(engine, viewer(player_id))
-            finally:
-                self.engines.give_back(round_.id, round_.log_length, engine, port)
+
+    def player_view(self, table_id: str, player_id: str) -> dict[str, Any]:
+        """What of the table's current round is ``player_id``'s own (their wagers, offers, the choice that is
+        theirs to make), from the round's game adapter; no card the public may not see."""
+        with self.sessions() as session:
+            round_ = self._current(session, table_id)
+            if round_ is None:
+                return {"v": 1, "round_id": None, "table_id": table_id, "phase": None, "you": {}}
+            port = self.game_of(session, round_)
+            with self._engine_of(session, round_, port) as engine:
+                you = adapter(port.name).yours(self, session, round_, engine, player_id)
+                return state_header(round_) | {"phase": port.phase(engine), "you": you}
+
+    def _current(self, session: Session, table_id: str) -> Round | None:
+        """The table's latest round; None before its first (an unknown table is a ``NotFoundError``)."""
+        round_ = session.scalar(select(Round).where(Round.table_id == table_id).order_by(Round.number.desc()).limit(1))
+        if round_ is None:
+            self.table(session, table_id)
+        return round_
+
+    @contextmanager
+    def _engine_of(self, session: Session, round_: Round, port: Game[Any, Any]) -> Iterator[Any]:
+        """The cached engine of ``round_`` to read (never change) inside the block."""
+        engine = self.engines.take(session, round_, port)
+        try:
+            yield engine
+        finally:
+            self.engines.give_back(round_.id, round_.log_length, engine, port)
 
     # ---- operator corrections ---------------------------------------------------------
 
@@ -465,6 +488,15 @@ def advanced(
 ) -> None:
     """Note an engine this transaction holds at the round's log length: the cache gets it after the commit."""
     session.info.setdefault(ADVANCED, {})[round_.id] = (round_.log_length, engine, port, view)
+
+
+def round_id_of(table_id: str, number: int) -> str:
+    return f"{table_id}-{number}"
+
+
+def table_of_round(round_id: str) -> str:
+    """The table of a round id (``round_id_of``'s inverse: table ids may hold dashes, numbers do not)."""
+    return round_id.rsplit("-", 1)[0]
 
 
 def state_header(round_: Round) -> dict[str, Any]:

@@ -166,6 +166,35 @@ def test_without_a_broker_one_read_per_table_serves_every_client() -> None:
     assert 20 <= len(reads) <= 40, "one read per tick for all 50 clients, not one per client"
 
 
+def test_a_change_of_a_tables_public_state_wakes_the_private_reads_of_that_table_only() -> None:
+    reads: list[str] = []
+    count = iter(range(1_000))
+
+    def read(key: str) -> dict[str, Any]:
+        reads.append(key)
+        return {"key": key, "n": next(count)}
+
+    async def scenario() -> list[str]:
+        states, private = Hub(), Hub()
+        poller = Poller(private, read, interval_s=3600)  # no tick during the test: only a wake reads
+        states.listen(lambda table: poller.wake(table + "/"))
+        for key in ("T1/ana", "T1/binh", "T10/ana"):
+            private.publish(key, read(key))
+            poller.watch(key)
+        reads.clear()
+        streams = [asyncio.create_task(collect(private, key)) for key in ("T1/ana", "T10/ana")]
+        await asyncio.sleep(0.05)
+        threading.Thread(target=states.publish, args=("T1", {"phase": "dealing"})).start()  # the relay's thread
+        await asyncio.wait_for(streams[0], 5)
+        streams[1].cancel()
+        return sorted(reads)
+
+    async def collect(hub: Hub, key: str) -> list[Any]:
+        return [data(frame) async for frame in body(hub, key, changes=2)]
+
+    assert asyncio.run(scenario()) == ["T1/ana", "T1/binh"], "T1's private views read at once, T10's not"
+
+
 @pytest.mark.broker
 @pytest.mark.db
 def test_the_relay_fans_the_controller_state_out_without_a_database_read_per_change(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Final
@@ -21,6 +22,9 @@ LARGEST: Final = {  # so every sum and deadline made from a setting fits the dat
     "insurance_window_ms": HOUR_MS,
     "decision_window_ms": HOUR_MS,
 }
+TYPES: Final[dict[str, type]] = {"bool": bool, "tuple[int, ...]": tuple, "str": str}
+MAX_CHIPS: Final = 8
+STREAM_URL: Final = re.compile(r"https?://[^\s\"'<>`]{1,504}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +42,18 @@ class TableSettings:
     # Camera-only tables cannot read a face-down card: the banker's second card is then dealt
     # face up after the insurance window.
     banker_second_card_after_insurance: bool = False
+    # The player's page: the chips it offers (minor units; none given: made from the stake limits) and the
+    # table's video stream, an http(s) URL played under the page's overlay (none: a placeholder).
+    chips: tuple[int, ...] = ()
+    stream_url: str = ""
 
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
-            expected = bool if field.type in ("bool", bool) else int
+            expected = TYPES.get(str(field.type), int)
             if type(value) is not expected:
                 raise SettingsError(f"setting {field.name}: expected {expected.__name__}, got {value!r}")
+        self._check_presentation()
         if self.hold_multiple < LARGEST_LOSS_MULTIPLE:
             raise SettingsError(
                 f"setting hold_multiple: {self.hold_multiple} is below the largest possible loss "
@@ -65,10 +74,38 @@ class TableSettings:
             if getattr(self, name) <= 0:
                 raise SettingsError(f"setting {name}: must be positive, got {getattr(self, name)}")
 
+    def _check_presentation(self) -> None:
+        if len(self.chips) > MAX_CHIPS:
+            raise SettingsError(f"setting chips: at most {MAX_CHIPS} denominations, got {len(self.chips)}")
+        for chip in self.chips:
+            if type(chip) is not int or not self.min_stake <= chip <= self.max_stake:
+                raise SettingsError(
+                    f"setting chips: {chip!r} is not a whole number within the stake limits "
+                    f"{self.min_stake}–{self.max_stake}"
+                )
+        if list(self.chips) != sorted(set(self.chips)):
+            raise SettingsError(f"setting chips: list each denomination once, smallest first, got {list(self.chips)}")
+        if self.stream_url and not STREAM_URL.fullmatch(self.stream_url):
+            raise SettingsError(
+                f"setting stream_url: expected an http(s) URL of at most 512 characters without spaces or quotes, "
+                f"got {self.stream_url[:80]!r}"
+            )
+
+    def denominations(self) -> tuple[int, ...]:
+        """The chips the player's page offers: the table's, or up to six of 1-2-5 × 10ⁿ from the minimum stake."""
+        if self.chips:
+            return self.chips
+        series = [m * 10**e for e in range(16) for m in (1, 2, 5)]
+        made = [self.min_stake] + [value for value in series if self.min_stake < value <= self.max_stake]
+        return tuple(made[:6])
+
     @classmethod
     def from_mapping(cls, overrides: Mapping[str, Any]) -> TableSettings:
         """Defaults overridden by name; unknown names are refused."""
-        return replace(cls(), **checked_overrides(cls, overrides, SettingsError))
+        given = checked_overrides(cls, overrides, SettingsError)
+        if isinstance(given.get("chips"), list):  # JSON has no tuples
+            given["chips"] = tuple(given["chips"])
+        return replace(cls(), **given)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
