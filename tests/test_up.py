@@ -26,15 +26,16 @@ def test_studio_up_prints_working_urls_for_the_api_console_overlay_and_broker_an
         while not any("console token" in line for line in lines) and time.monotonic() < deadline:
             lines.append(process.stdout.readline())
         out = "".join(lines)
-        urls = dict(re.findall(r"^\s+(API|U1 dealer console|U1 overlay|broker)\s+(\S+)", out, re.MULTILINE))
-        assert set(urls) == {"API", "U1 dealer console", "U1 overlay", "broker"}, out
+        pattern = r"^\s+(API|U1 dealer console|U1 overlay|U1 player's page|broker)\s+(\S+)"
+        urls = dict(re.findall(pattern, out, re.MULTILINE))
+        assert set(urls) == {"API", "U1 dealer console", "U1 overlay", "U1 player's page", "broker"}, out
         assert urls["broker"].startswith("mqtt://127.0.0.1:") and not urls["broker"].endswith(":1883")
         public = re.search(r"read-only public feed: (mqtt://public:[^@\s]+@127\.0\.0\.1:\d+)", out)
         assert public is not None and public.group(1).endswith(urls["broker"].rsplit(":", 1)[1]), out
         assert (tmp_path / "run" / "broker.url").read_text().strip() == urls["broker"]
         with urllib.request.urlopen(f"{urls['API']}/v1/tables") as response:
             assert [t["table_id"] for t in json.loads(response.read())] == ["U1"]
-        for page in ("U1 dealer console", "U1 overlay"):
+        for page in ("U1 dealer console", "U1 overlay", "U1 player's page"):
             with urllib.request.urlopen(urls[page]) as response:
                 assert response.status == 200 and b"/static/studio.js" in response.read()
         process.send_signal(signal.SIGTERM)

@@ -1,4 +1,4 @@
-"""The studio's web pages (table list, dealer console, video overlay) and the dealer console's feed.
+"""The studio's web pages (table list, dealer console, video overlay, player's page) and the dealer console's feed.
 
 The pages are static: each reads a stream of the API. The overlay reads the public state stream
 (no login; only revealed cards); the dealer console reads ``/v1/tables/{table}/dealer/stream`` with
@@ -41,6 +41,13 @@ def index() -> FileResponse:
 def console(table_id: str, services: ServicesDep) -> FileResponse:
     queries.table(services.rounds, table_id)  # 404 for an unknown table
     return FileResponse(PAGES / "console.html", headers={"Cache-Control": "no-store"})
+
+
+@pages.get("/play/{table_id}")
+def play(table_id: str, services: ServicesDep) -> FileResponse:
+    """The player's page of a table: sign in with a player token, bet, insure, decide, see results and history."""
+    queries.table(services.rounds, table_id)
+    return FileResponse(PAGES / "play.html", headers={"Cache-Control": "no-store"})
 
 
 @pages.get("/overlay/{table_id}")

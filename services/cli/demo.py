@@ -29,6 +29,9 @@ from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 from services.studio.players import SimulatedPlayers
 
 DEMO_WINDOWS = {"betting_window_ms": 2_500, "insurance_window_ms": 1_500, "decision_window_ms": 1_500}
+# --forever is for people at the pages: windows a person can use (the spec's defaults are 15 / 8 / 10 s)
+HUMAN_WINDOWS = {"betting_window_ms": 10_000, "insurance_window_ms": 6_000, "decision_window_ms": 8_000}
+HUMAN_FUNDS = 1_000_000  # minor units given to the demo's player token
 
 
 def register(commands: Any) -> None:
@@ -56,9 +59,10 @@ class Tally:
 def run(args: argparse.Namespace) -> int:
     tables = tuple(args.tables)
     with tempfile.TemporaryDirectory(prefix="studio-demo-") as directory:
+        windows = HUMAN_WINDOWS if args.forever else DEMO_WINDOWS
         config = StudioConfig(
             tables=tables, run_dir=Path(directory), database_url=os.environ.get("STUDIO_DATABASE_URL"),
-            mqtt_url=os.environ.get("STUDIO_MQTT_URL"), table_settings=DEMO_WINDOWS, result_pause_ms=1_500,
+            mqtt_url=os.environ.get("STUDIO_MQTT_URL"), table_settings=windows, result_pause_ms=1_500,
         )  # fmt: skip
         with running_studio(config) as studio:
             broker = without_login(studio.mqtt_url)
@@ -70,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
                 for table in tables:
                     studio.players.assign(table, dealer)
                 print(f"  dealer console token (this demo's database only, every table): {token}")
+                you = f"you-{uuid.uuid4().hex[:6]}"
+                token = studio.players.register(you)
+                studio.wallets.deposit(you, HUMAN_FUNDS, key=f"demo-fund-{you}", actor="demo")
+                print(f"  player's page token ({you}, {HUMAN_FUNDS:,} minor units to play with): {token}")
             stop = threading.Event()
             players = threading.Thread(target=SimulatedPlayers(studio, args.seed or 0).run, args=(stop,), daemon=True)
             players.start()

@@ -48,6 +48,7 @@ def studio_urls(studio: RunningStudio, tables: tuple[str, ...], login: str) -> s
         lines += [
             f"  {table} dealer console  {api}/console/{table}   (a dealer or operator token)",
             f"  {table} overlay         {api}/overlay/{table}   (public; MQTT {topics.round_state(table)})",
+            f"  {table} player's page   {api}/play/{table}   (a player token)",
         ]
     database = "" if studio.config.database_url else f" --database {studio.database_url}"  # else the env URL is used
     lines.append(

@@ -55,10 +55,13 @@ def round_state(service: RoundService, round_id: str) -> dict[str, Any]:
 
 
 def current_round(service: RoundService, table_id: str) -> dict[str, Any]:
+    """The public state of the table's latest round; before its first, a state with no round (``round_id``
+    null) that its streams replace when the round opens. An unknown table is a ``NotFoundError``."""
     with service.sessions() as session:
         round_ = session.scalar(select(Round).where(Round.table_id == table_id).order_by(Round.number.desc()).limit(1))
         if round_ is None:
-            raise NotFoundError(f"table {table_id!r} has no round yet")
+            service.table(session, table_id)
+            return {"v": 1, "table_id": table_id, "round_id": None, "phase": None, "hands": {}}
         return _state(session, service, round_)
 
 

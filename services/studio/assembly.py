@@ -49,6 +49,7 @@ class StudioConfig:
     table_settings: dict[str, Any] = field(default_factory=dict)
     result_pause_ms: int = 4_000
     dealer_pace: float = 0.15
+    simulated_dealers: bool = True  # False: somebody else deals through ``RunningStudio.shoes`` (a test, a person)
 
 
 @dataclass
@@ -107,10 +108,9 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
             deadline = time.monotonic() + 10
             while daemon.device_state != "connected" and time.monotonic() < deadline:
                 time.sleep(0.01)
-            start(
-                SimulatedDealer(role_url(url, "dealer"), table, shoe, seed=index, pace=config.dealer_pace).run,
-                f"dealer-{table}",
-            )
+            if config.simulated_dealers:
+                dealer = SimulatedDealer(role_url(url, "dealer"), table, shoe, seed=index, pace=config.dealer_pace)
+                start(dealer.run, f"dealer-{table}")
         settings = {
             table: ControllerSettings(f"{table}-shoe", result_pause_ms=config.result_pause_ms)
             for table in config.tables

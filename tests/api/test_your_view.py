@@ -46,7 +46,10 @@ def test_the_table_tells_the_page_its_chips_and_stream_and_checks_them(studio: S
 def test_each_player_sees_only_their_own_wagers_offer_and_decision_and_never_the_face_down_card(
     studio: Studio,
 ) -> None:
-    assert yours(studio, "ana")["round_id"] is None  # the table has no round yet
+    assert yours(studio, "ana")["round_id"] is None  # the table has no round yet: no error, a waiting state
+    assert studio.client.get("/v1/tables/t1/current", headers=studio.auth("ana")).json()["round_id"] is None
+    with studio.client.stream("GET", "/v1/tables/t1/state/stream?changes=1") as response:  # the page keeps it open
+        assert response.status_code == 200
     round_id = open_round(studio)
     two = [{"side": "player", "seat": "A", "stake": 100}, {"side": "player", "seat": "C", "stake": 40}]
     assert bet(studio, "ana", round_id, two, "y1").status_code == 201

@@ -15,16 +15,19 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// A card code as text: "Q♥", "10♠".
+function cardText(code) {
+  return (RANKS[code[0]] || code[0]) + SUITS[code[1]];
+}
+
 // A card code ("QH") face up; null (not revealed) or "received" (the dealer saw it scanned) face down.
 function cardNode(code) {
   if (code === null || code === "received") {
     return el("span", { class: "card back", "data-card": code === null ? "hidden" : "received",
                         title: code === null ? "face down" : "received, face down" });
   }
-  const rank = RANKS[code[0]] || code[0];
-  const suit = code[1];
-  const red = suit === "H" || suit === "D";
-  return el("span", { class: "card" + (red ? " red" : ""), "data-card": code }, rank + SUITS[suit]);
+  const red = code[1] === "H" || code[1] === "D";
+  return el("span", { class: "card" + (red ? " red" : ""), "data-card": code }, cardText(code));
 }
 
 function handNode(position, hand, outcome) {
