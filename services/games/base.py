@@ -264,4 +264,6 @@ def _load_builtin() -> None:
     if "pokdeng" not in _GAMES:
         import services.games.pokdeng.port
     if "tienlen" not in _GAMES:
-        import services.games.tienlen.port  # noqa: F401
+        import services.games.tienlen.port
+    if "maubinh" not in _GAMES:
+        import services.games.maubinh.port  # noqa: F401

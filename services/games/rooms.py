@@ -3,12 +3,12 @@ dealt, a void — as commands, with their stored form. Each game adds its own mo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, ClassVar, TypeVar
 
 from services.cards import Card
-from services.games.base import Game, GameError, NotExpectedError, NotYourMoveError
+from services.games.base import CardWanted, Game, GameError, GameSettingsError, NotExpectedError, NotYourMoveError
 
 
 @dataclass(frozen=True)
@@ -77,11 +77,77 @@ def check_seating(command: Sit | CloseSeating, phase: str, seats: Mapping[str, s
             raise NotYourMoveError(f"{command.player} already has a seat")
 
 
+def check_deal(phase: str, dealt: Sequence[Card], card: Card) -> None:
+    if phase != "dealing":
+        raise NotExpectedError(f"no card is expected (phase {phase})")
+    if card in dealt:
+        raise NotExpectedError("that card was already dealt in this round")
+
+
+def check_void(phase: str, reason: str) -> None:
+    if phase == "void" or not reason.strip():
+        raise NotExpectedError("void refused: the round is already void, or no reason was given")
+
+
+def dealt_to(dealt: Sequence[Card], order: Sequence[str], player: str) -> list[Card]:
+    """The cards dealt to ``player`` so far: one each in turn, in ``order`` (the seated players, by seat)."""
+    index = order.index(player)
+    return [card for position, card in enumerate(dealt) if position % len(order) == index]
+
+
+def next_card(seats: Mapping[str, str], order: Sequence[str], count: int) -> CardWanted:
+    """The card the deal wants after ``count`` cards: the next player's in ``order``, face down."""
+    player = order[count % len(order)]
+    seat = next(seat for seat, holder in seats.items() if holder == player)
+    index = count // len(order)
+    return CardWanted(seat, index, False, f"seat {seat}'s card {index + 1}")
+
+
+# ---- a room's settings: whole numbers of the room, and the game's own rules under "rules" ----
+
+S = TypeVar("S")
+
+
+def room_settings(cls: type[S], raw: Mapping[str, Any], rules: Callable[[Mapping[str, Any]], Any]) -> S:
+    """``cls``'s defaults overridden by ``raw``; ``raw["rules"]`` goes to ``rules``; unknown names are refused."""
+    known = {item.name for item in fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise GameSettingsError(f"unknown setting {unknown[0]!r} (known: {', '.join(sorted(known))})")
+    given = raw.get("rules", {})
+    if not isinstance(given, Mapping):
+        raise GameSettingsError(f"setting rules: expected an object, got {given!r}")
+    values = {key: value for key, value in raw.items() if key != "rules"}
+    return replace(cls(), **values, rules=rules(given))  # type: ignore[type-var]
+
+
+def room_settings_dict(settings: Any) -> dict[str, Any]:
+    values = {key: value for key, value in asdict(settings).items() if key != "rules"}
+    return values | {"rules": settings.rules.to_dict()}
+
+
+def check_whole_numbers(settings: Any, high: int) -> None:
+    """Every setting but ``rules`` is a whole number 1–``high``."""
+    for item in fields(settings):
+        value = getattr(settings, item.name)
+        if item.name != "rules" and (type(value) is not int or not 0 < value <= high):
+            raise GameSettingsError(f"setting {item.name}: expected a whole number 1–{high:,}, got {value!r}")
+
+
 R = TypeVar("R")
 
 
 class RoomGame(Game[R, Any]):
     """A game played in seats: the room commands are handled here; a game adds its own moves' stored form."""
+
+    seat_names: ClassVar[tuple[str, ...]] = ("1", "2", "3", "4")
+    hand_size: ClassVar[int] = 13
+
+    def settings_dict(self, settings: Any) -> dict[str, Any]:
+        return room_settings_dict(settings)
+
+    def most_cards(self, settings: Any) -> int:
+        return self.hand_size * len(self.seat_names)
 
     def deal(self, card: Card) -> Deal:
         return Deal(card)

@@ -348,23 +348,30 @@ class Ledger:
         ]
         return Holds(hold_ids, self.post_many(movements, locked))
 
-    def claim_holds(self, round_id: str, status: HoldStatus) -> list[tuple[int, str, str, int]]:
-        """Resolve every pending hold of the round at once: (id, player, wager_id, amount) of each.
+    def claim_holds(
+        self, round_id: str, status: HoldStatus, wager_id: str | None = None
+    ) -> list[tuple[int, str, str, int]]:
+        """Resolve every pending hold of the round (or only ``wager_id``'s) at once: (id, player, wager_id,
+        amount) of each.
 
         The conditional UPDATE is what makes "posted or voided exactly once" hold under concurrency:
         a second claimer finds no pending rows.
         """
+        which = [Hold.round_id == round_id, Hold.status == HoldStatus.PENDING, Hold.currency == self.currency]
+        if wager_id is not None:
+            which.append(Hold.wager_id == wager_id)
         rows = self.session.execute(
             update(Hold)
-            .where(Hold.round_id == round_id, Hold.status == HoldStatus.PENDING, Hold.currency == self.currency)
+            .where(*which)
             .values(status=status, resolved_at=utcnow())
             .returning(Hold.id, Hold.player, Hold.wager_id, Hold.amount)
         ).all()
         return sorted((int(r[0]), str(r[1]), str(r[2]), int(r[3])) for r in rows)
 
-    def void_holds(self, round_id: str) -> int:
-        """Return every pending hold of the round to its wallet; returns how many were voided."""
-        claimed = self.claim_holds(round_id, HoldStatus.VOIDED)
+    def void_holds(self, round_id: str, wager_id: str | None = None) -> int:
+        """Return every pending hold of the round (or only ``wager_id``'s: a seat given up before the deal) to
+        its wallet; returns how many were voided."""
+        claimed = self.claim_holds(round_id, HoldStatus.VOIDED, wager_id)
         players = [player for _hold_id, player, _wager_id, _amount in claimed]
         wallets, escrows = self.accounts(AccountKind.WALLET, players), self.accounts(AccountKind.HOLD, players)
         self.post_many(

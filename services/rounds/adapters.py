@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from services.games.base import Game, Window
 from services.games.base import game as game_named
+from services.games.rooms import Sit
 from services.ledger import idempotency
 
 if TYPE_CHECKING:
@@ -79,6 +80,15 @@ def take_seat(
         return idempotency.finish(session, key or "", {"round_id": round_id, "seat": body.seat, "held": amount})
 
     return SeatOut(**service.run(work))
+
+
+def seat_action(summary: str, sit: Callable[[str, str], Any] = Sit) -> Action:
+    """The ``sit`` action of a game with seats (``take_seat`` with the game's ``sit`` command)."""
+
+    def run(service: RoundService, player: str, round_id: str, body: SeatIn, key: str | None) -> SeatOut:
+        return take_seat(service, player, round_id, body, key, sit)
+
+    return Action("sit", SeatIn, SeatOut, run, summary, keyed=True)
 
 
 @dataclass(frozen=True)
@@ -157,4 +167,6 @@ def _load_builtin() -> None:
     if "pokdeng" not in _ADAPTERS:
         import services.rounds.pokdeng
     if "tienlen" not in _ADAPTERS:
-        import services.rounds.tienlen  # noqa: F401
+        import services.rounds.tienlen
+    if "maubinh" not in _ADAPTERS:
+        import services.rounds.maubinh  # noqa: F401

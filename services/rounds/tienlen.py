@@ -6,19 +6,16 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from services.games.rooms import Sit
 from services.games.tienlen import cards as tl
 from services.games.tienlen.events import Pass, Play
 from services.rounds.adapters import (
     Action,
     Adapter,
     AppliedOut,
-    SeatIn,
-    SeatOut,
     Strict,
     applied_out,
     register,
-    take_seat,
+    seat_action,
 )
 from services.rounds.service import RoundService
 
@@ -33,10 +30,6 @@ class PassIn(Strict):
     pass
 
 
-def sit(service: RoundService, player: str, round_id: str, body: SeatIn, key: str | None) -> SeatOut:
-    return take_seat(service, player, round_id, body, key, Sit)
-
-
 def play(service: RoundService, player: str, round_id: str, body: PlayIn, _key: str | None) -> AppliedOut:
     cards = tl.parse(body.cards)
     return applied_out(service.command(round_id, lambda _game: Play(player, cards), player, window=True))
@@ -49,7 +42,7 @@ def pass_turn(service: RoundService, player: str, round_id: str, _body: PassIn, 
 class TienLenAdapter(Adapter):
     game_name = "tienlen"
     actions = (
-        Action("sit", SeatIn, SeatOut, sit, "Take a seat; the room's hold (hold_units × unit) is taken.", keyed=True),
+        seat_action("Take a seat; the room's hold (hold_units × unit) is taken."),
         Action("play", PlayIn, AppliedOut, play, "Play cards: in turn, or a chop out of turn."),
         Action("pass", PassIn, AppliedOut, pass_turn, "Pass: out of the trick until it ends."),
     )

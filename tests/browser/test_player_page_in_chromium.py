@@ -196,6 +196,22 @@ def test_a_player_bets_insures_decides_and_sees_the_result_the_database_has(
     banker = " ".join(as_text(code) for code in state["hands"]["banker"]["cards"])
     assert "Banker " + banker in ana.inner_text(f"#history li[data-round='{round_id}']")
 
+    # the video shows C's third card was 5D, not 9D: an operator corrects it and ana's history says so
+    fix = {"cards": {"8": "5D"}, "video_ref": "cam1@00:00:42"}
+    response = httpx.post(f"{live.api_url}/v1/operator/rounds/{round_id}/recalculate", json=fix, headers=staff)
+    assert response.status_code == 200, response.text
+    corrected = queries.history(live.service, "ana", None, 1)[0]
+    assert corrected["net"] - history["net"] == corrected["corrections"][0]["amount"] == 100  # C: 8 beats 6
+    ana.wait_for_selector(f"#history li[data-round='{round_id}'] [data-correction='100']", timeout=15_000)
+    ana.wait_for_function(f"document.querySelector('#net').dataset.net === '{corrected['net']}'")
+
+    # the network drops: the page says it is offline, and live again once it is back
+    ana.context.set_offline(True)
+    ana.wait_for_selector("#offline", state="visible")
+    ana.context.set_offline(False)
+    ana.wait_for_selector("#offline", state="hidden", timeout=20_000)
+    ana.wait_for_selector("#status.live", timeout=20_000)
+
     # what each page ever showed: the decision prompt only on ana's, the face-down card never before the result
     for page, name in ((ana, "ana"), (binh, "binh"), (chai, "chai")):
         snapshots: list[dict[str, Any]] = page.evaluate("window.snapshots")

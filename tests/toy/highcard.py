@@ -27,8 +27,6 @@ from services.games.base import (
 )
 from services.games.rooms import CloseSeating, Deal, RoomGame, Sit, Void
 from services.rounds import adapters
-from services.rounds.adapters import Action, SeatIn, SeatOut, take_seat
-from services.rounds.service import RoundService
 
 ORDER = "23456789TJQKA"
 SEATS = ("P1", "P2")
@@ -182,14 +180,9 @@ class HighCard(RoomGame[Round]):
         return nets
 
 
-def sit(service: RoundService, player: str, round_id: str, body: SeatIn, key: str | None) -> SeatOut:
-    """Take a seat: the table's stake is held from the wallet, and the seat joins the round's log."""
-    return take_seat(service, player, round_id, body, key, Sit)
-
-
 class HighCardAdapter(adapters.Adapter):
     game_name = "highcard"
-    actions = (Action("sit", SeatIn, SeatOut, sit, "Take a seat; the table's stake is held.", keyed=True),)
+    actions = (adapters.seat_action("Take a seat; the table's stake is held."),)
 
 
 GAME = HighCard()

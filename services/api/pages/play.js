@@ -324,12 +324,13 @@ async function loadHistory() {
 // ---- streams and start-up ------------------------------------------------------------------
 
 const links = { public: "", mine: "" };
+let networkDown = false;
 
 function status(which, state, message) {
-  links[which] = state;
-  const online = links.public === "live" && links.mine === "live";
+  if (which) links[which] = state;
+  const online = links.public === "live" && links.mine === "live" && !networkDown;
   $("offline").hidden = online || (!links.public && !links.mine);
-  $("status").textContent = online ? "live" : message || state;
+  $("status").textContent = online ? "live" : networkDown ? "offline" : message || "reconnecting";
   $("status").className = "status " + (online ? "live" : state);
   if (state === "error" && /token/.test(message)) showLogin(message);
 }
@@ -343,16 +344,23 @@ function onPublic(value) {
     insureKey = null;
     say("");
   }
-  if ((view.phase === "settled" || view.phase === "void") && historyRound !== view.round_id + view.phase) {
-    historyRound = view.round_id + view.phase;
-    loadHistory();
-  }
+  refreshHistory();
   render();
 }
 
 function onMine(value) {
   mine = value;
+  refreshHistory();
   render();
+}
+
+// The history is read again when a round ends, and when a settled round changes (a correction).
+function refreshHistory() {
+  if (view.phase !== "settled" && view.phase !== "void") return;
+  const key = JSON.stringify([view.round_id, view.phase, view.result, current().net]);
+  if (key === historyRound) return;
+  historyRound = key;
+  loadHistory();
 }
 
 function showLogin(message) {
@@ -425,7 +433,8 @@ async function init() {
     sessionStorage.setItem(TOKEN, token);
     start();
   });
-  window.addEventListener("offline", () => status("public", "offline", "offline"));
+  window.addEventListener("offline", () => { networkDown = true; status("", "offline", "offline"); });
+  window.addEventListener("online", () => { networkDown = false; status("", "live", ""); });
   setInterval(() => {
     $("timer").textContent = secondsLeft(view);
     for (const countdown of document.querySelectorAll(".countdown")) countdown.textContent = secondsLeft(view);

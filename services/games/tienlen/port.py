@@ -14,7 +14,7 @@ previous winner leads) come with the room's series record.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from services.cards import Card
@@ -22,7 +22,6 @@ from services.games import rooms
 from services.games.base import (
     DEALER,
     Audience,
-    CardWanted,
     Expecting,
     GameSettingsError,
     NotExpectedError,
@@ -50,11 +49,7 @@ class RoomSettings:
     rules: TienLenSettings = field(default_factory=TienLenSettings)
 
     def __post_init__(self) -> None:
-        high = LARGEST // 1000
-        for item in fields(self):
-            value = getattr(self, item.name)
-            if item.name != "rules" and (type(value) is not int or not 0 < value <= high):
-                raise GameSettingsError(f"setting {item.name}: expected a whole number 1–{high:,}, got {value!r}")
+        rooms.check_whole_numbers(self, LARGEST // 1000)
         if self.unit * self.hold_units > LARGEST:
             raise GameSettingsError(f"settings unit × hold_units: {self.unit * self.hold_units:,} is above {LARGEST:,}")
 
@@ -80,32 +75,14 @@ class Room:
 
     def hand_of(self, player: str) -> list[Card]:
         """The cards dealt to ``player`` so far (seat order, one card each in turn)."""
-        order = self.players
-        index = order.index(player)
-        return [card for position, card in enumerate(self.dealt) if position % len(order) == index]
+        return rooms.dealt_to(self.dealt, self.players, player)
 
 
 class TienLen(RoomGame[Room]):
     name = "tienlen"
 
     def settings(self, raw: Mapping[str, Any]) -> RoomSettings:
-        known = {item.name for item in fields(RoomSettings)}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise GameSettingsError(f"unknown setting {unknown[0]!r} (known: {', '.join(sorted(known))})")
-        rules = raw.get("rules", {})
-        if not isinstance(rules, Mapping):
-            raise GameSettingsError(f"setting rules: expected an object, got {rules!r}")
-        values = {key: value for key, value in raw.items() if key != "rules"}
-        return replace(RoomSettings(), **values, rules=TienLenSettings.from_mapping(rules))
-
-    def settings_dict(self, settings: RoomSettings) -> dict[str, Any]:
-        return {key: value for key, value in asdict(settings).items() if key != "rules"} | {
-            "rules": settings.rules.to_dict()
-        }
-
-    def most_cards(self, settings: RoomSettings) -> int:
-        return HAND_SIZE * len(SEATS)
+        return rooms.room_settings(RoomSettings, raw, TienLenSettings.from_mapping)
 
     def new_round(self, settings: RoomSettings) -> Room:
         return Room(settings)
@@ -117,17 +94,13 @@ class TienLen(RoomGame[Room]):
             case Sit() | CloseSeating():
                 rooms.check_seating(command, round_.phase, round_.seats, SEATS)
             case Deal(card=card):
-                if round_.phase != "dealing":
-                    raise NotExpectedError(f"no card is expected (phase {round_.phase})")
-                if card in round_.dealt:
-                    raise NotExpectedError("that card was already dealt in this round")
+                rooms.check_deal(round_.phase, round_.dealt, card)
             case Play(player=player, cards=cards):
                 self._playing(round_).verify_play(player, cards)
             case Pass(player=player):
                 self._playing(round_).verify_pass(player)
             case Void(reason=reason):
-                if round_.phase == "void" or not reason.strip():
-                    raise NotExpectedError("void refused: the round is already void, or no reason was given")
+                rooms.check_void(round_.phase, reason)
             case _:
                 raise NotExpectedError(f"unknown command {command!r}")
 
@@ -202,10 +175,7 @@ class TienLen(RoomGame[Room]):
         if round_.phase == "seating":
             return Window("seating", settings.seating_ms, text="players taking seats")
         if round_.phase == "dealing":
-            order = round_.players
-            count = len(round_.dealt)
-            seat = next(s for s, p in round_.seats.items() if p == order[count % len(order)])
-            return CardWanted(seat, count // len(order), False, f"seat {seat}'s card {count // len(order) + 1}")
+            return rooms.next_card(round_.seats, round_.players, len(round_.dealt))
         if round_.phase == "playing" and round_.engine is not None and round_.engine.to_act is not None:
             player = round_.engine.to_act
             seat = next(s for s, p in round_.seats.items() if p == player)

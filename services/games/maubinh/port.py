@@ -1,0 +1,429 @@
+"""Mậu Binh on the game port: one hand of a room — seats and the ready check, the deal, arranging, the
+showdown chi by chi, the payments.
+
+Players take seats (2–4) and say they are ready; each seat holds the largest loss a hand at a full
+table allows (``MauBinhSettings.largest_loss(4)`` × ``unit``), so a loss never passes the hold. The
+deal starts when every seated player (at least two) is ready; a player still not ready
+``ready_ms`` after all the others are is removed; leaving or being removed before the deal gives the
+hold back at once (the adapter releases the holds of ``FREED`` seats). The deal
+comes from the shoe one card at a time in seat order, face down: each player sees only their own
+13 cards. Then everyone arranges within ``arranging_ms`` (a player who has not submitted gets the
+auto-arrangement); a player may leave before the showdown and loses every chi as the spec says.
+The showdown reveals chi 1, chi 2 and chi 3 of every hand, ``showdown_ms`` each, then settles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from services.cards import Card
+from services.games import rooms
+from services.games.base import (
+    DEALER,
+    Audience,
+    Expecting,
+    GameError,
+    GameSettingsError,
+    NotExpectedError,
+    NotYourMoveError,
+    Payout,
+    Window,
+    register,
+)
+from services.games.maubinh.arrange import auto_arrange
+from services.games.maubinh.cards import CARDS, codes
+from services.games.maubinh.hand import HAND_SIZE, LEFT, Hand, Seat
+from services.games.maubinh.ranking import category_of
+from services.games.maubinh.scoring import money, score_table
+from services.games.maubinh.settings import MauBinhSettings
+from services.games.maubinh.showdown import result_to_dict
+from services.games.rooms import Deal, RoomGame, Sit, Void
+
+SEATS: Final = ("1", "2", "3", "4")
+CHIS: Final = 3
+NUMBER: Final = {card: number for number, card in enumerate(CARDS)}
+LARGEST: Final = 10**12
+FREED: Final = "freed"  # an event: the seat's player is out of the hand before the deal, their hold comes back
+
+
+@dataclass(frozen=True)
+class Ready:
+    player: str
+
+
+@dataclass(frozen=True)
+class Remove:
+    """The ready check ran out: ``seat``'s player, the one not ready, leaves the room."""
+
+    seat: str
+
+
+@dataclass(frozen=True)
+class Arrange:
+    player: str
+    chi1: tuple[Card, ...]
+    chi2: tuple[Card, ...]
+    chi3: tuple[Card, ...]
+
+
+@dataclass(frozen=True)
+class Leave:
+    player: str
+
+
+@dataclass(frozen=True)
+class CloseArranging:
+    """Arranging ran out: whoever has not submitted gets the auto-arrangement."""
+
+
+@dataclass(frozen=True)
+class Reveal:
+    """The showdown moves on: the next chi is shown, or after chi 3 the hand settles."""
+
+
+Command = Sit | Ready | Remove | Deal | Arrange | Leave | CloseArranging | Reveal | Void
+
+
+@dataclass(frozen=True)
+class RoomSettings:
+    unit: int = 100  # minor units per unit (the stake per chi)
+    ready_ms: int = 20_000
+    arranging_ms: int = 90_000
+    showdown_ms: int = 5_000  # each chi is shown this long
+    rules: MauBinhSettings = field(default_factory=MauBinhSettings)
+
+    def __post_init__(self) -> None:
+        rooms.check_whole_numbers(self, LARGEST // 1000)
+        if self.hold > LARGEST:
+            raise GameSettingsError(f"setting unit: the hold per seat ({self.hold:,}) is above {LARGEST:,}")
+
+    @property
+    def hold(self) -> int:
+        """What a seat holds: the largest loss of a hand at a full table, in minor units."""
+        return self.rules.largest_loss(len(SEATS)) * self.unit
+
+
+@dataclass
+class Room:
+    settings: RoomSettings
+    phase: str = "seating"
+    seats: dict[str, str] = field(default_factory=dict)  # seat -> player, in the hand
+    ready: set[str] = field(default_factory=set)  # players
+    out: dict[str, str] = field(default_factory=dict)  # seat -> player who left it before the deal (or was removed)
+    dealt: list[Card] = field(default_factory=list)
+    hands: dict[str, Hand] = field(default_factory=dict)  # player -> arranged
+    left: set[str] = field(default_factory=set)
+    revealed: int = 0  # chi shown so far in the showdown
+    commands: list[Command] = field(default_factory=list)
+    events: list[Any] = field(default_factory=list)
+    ready_serial: int = 0  # changes whenever the ready check starts over
+
+    @property
+    def players(self) -> list[str]:
+        return [self.seats[seat] for seat in SEATS if seat in self.seats]
+
+    def seat_of(self, player: str) -> str:
+        return next(seat for seat, holder in self.seats.items() if holder == player)
+
+    def dealt_to(self, player: str) -> list[Card]:
+        return rooms.dealt_to(self.dealt, self.players, player)
+
+    def unready(self) -> list[str]:
+        return [seat for seat in SEATS if seat in self.seats and self.seats[seat] not in self.ready]
+
+
+class MauBinh(RoomGame[Room]):
+    name = "maubinh"
+
+    def settings(self, raw: Mapping[str, Any]) -> RoomSettings:
+        return rooms.room_settings(RoomSettings, raw, MauBinhSettings.from_mapping)
+
+    def new_round(self, settings: RoomSettings) -> Room:
+        return Room(settings)
+
+    # ---- commands ----------------------------------------------------------------------
+
+    def verify(self, round_: Room, command: Command) -> None:
+        match command:
+            case Sit():
+                rooms.check_seating(command, round_.phase, round_.seats, SEATS)
+            case Ready(player=player):
+                self._seated(round_, player, "seating")
+                if player in round_.ready:
+                    raise NotExpectedError(f"{player} is ready already")
+            case Remove(seat=seat):
+                if round_.phase != "seating" or round_.unready() != [seat] or not round_.ready:
+                    raise NotExpectedError(f"seat {seat} is not the one player the others wait for")
+            case Deal(card=card):
+                rooms.check_deal(round_.phase, round_.dealt, card)
+            case Arrange(player=player):
+                self._seated(round_, player, "arranging")
+                if player in round_.hands or player in round_.left:
+                    raise NotExpectedError(f"{player} has already submitted an arrangement")
+                self._hand(round_, command)
+            case Leave(player=player):
+                self._seated(round_, player, "seating", "dealing", "arranging")
+                if player in round_.left:
+                    raise NotExpectedError(f"{player} has left already")
+            case CloseArranging():
+                if round_.phase != "arranging":
+                    raise NotExpectedError(f"no arranging to close (phase {round_.phase})")
+            case Reveal():
+                if round_.phase != "showdown":
+                    raise NotExpectedError(f"no showdown to move on (phase {round_.phase})")
+            case Void(reason=reason):
+                rooms.check_void(round_.phase, reason)
+            case _:
+                raise NotExpectedError(f"unknown command {command!r}")
+
+    def apply(self, round_: Room, command: Command) -> list[Any]:
+        self.verify(round_, command)
+        events: list[Any] = []
+        match command:
+            case Sit(player=player, seat=seat):
+                round_.seats[seat] = player
+                round_.ready_serial += 1
+                events.append(("seated", seat))
+            case Ready(player=player):
+                round_.ready.add(player)
+                round_.ready_serial += 1
+                events.append(("ready", round_.seat_of(player)))
+            case Remove(seat=seat):
+                round_.out[seat] = round_.seats.pop(seat)
+                round_.ready_serial += 1
+                events += [("removed", seat), (FREED, seat)]
+            case Deal(card=card):
+                round_.dealt.append(card)
+                events.append(("dealt", len(round_.dealt)))
+                if len(round_.dealt) == HAND_SIZE * len(round_.seats):
+                    round_.phase = "arranging"
+                    events.append(("arranging",))
+            case Arrange(player=player):
+                round_.hands[player] = self._hand(round_, command)
+                events.append(("arranged", round_.seat_of(player)))
+            case Leave(player=player):
+                events += self._leave(round_, player)
+            case CloseArranging():
+                for player in round_.players:
+                    if player not in round_.hands and player not in round_.left:
+                        best = auto_arrange([NUMBER[card] for card in round_.dealt_to(player)], round_.settings.rules)
+                        round_.hands[player] = Hand.of(best.chi1, best.chi2, best.chi3)
+                        events.append(("auto_arranged", round_.seat_of(player)))
+            case Reveal():
+                round_.revealed += 1
+                events.append(("revealed", round_.revealed))
+                if round_.revealed > CHIS:
+                    round_.phase = "settled"
+                    events.append(("settled",))
+            case Void():
+                round_.phase = "void"
+                events.append(("voided",))
+        if round_.phase == "seating" and len(round_.seats) >= 2 and not round_.unready():
+            round_.phase = "dealing"
+            events.append(("dealing",))
+        if round_.phase == "arranging" and all(p in round_.hands or p in round_.left for p in round_.players):
+            round_.phase = "showdown"
+            round_.revealed = 1
+            events.append(("revealed", 1))
+        round_.commands.append(command)
+        round_.events += events
+        return events
+
+    def _leave(self, round_: Room, player: str) -> list[Any]:
+        seat = round_.seat_of(player)
+        if round_.phase == "seating":  # not in a hand yet: the seat is free again, the hold comes back now
+            round_.out[seat] = round_.seats.pop(seat)
+            round_.ready.discard(player)
+            round_.ready_serial += 1
+            return [("left", seat), (FREED, seat)]
+        round_.left.add(player)
+        return [("left", seat)]
+
+    def commands(self, round_: Room) -> Sequence[Command]:
+        return round_.commands
+
+    def events(self, round_: Room) -> Sequence[Any]:
+        return round_.events
+
+    def move_to_dict(self, command: object) -> dict[str, Any] | None:
+        match command:
+            case Ready(player=player):
+                return {"type": "ready", "player": player}
+            case Remove(seat=seat):
+                return {"type": "remove", "seat": seat}
+            case Arrange(player=player, chi1=chi1, chi2=chi2, chi3=chi3):
+                chis = [[str(card) for card in chi] for chi in (chi1, chi2, chi3)]
+                return {"type": "arrange", "player": player, "chi": chis}
+            case Leave(player=player):
+                return {"type": "leave", "player": player}
+            case CloseArranging():
+                return {"type": "close_arranging"}
+            case Reveal():
+                return {"type": "reveal"}
+        return None
+
+    def move_from_dict(self, data: Mapping[str, Any]) -> Command | None:
+        match data.get("type"):
+            case "ready":
+                return Ready(str(data["player"]))
+            case "remove":
+                return Remove(str(data["seat"]))
+            case "arrange":
+                chi1, chi2, chi3 = (tuple(Card.from_code(code) for code in chi) for chi in data["chi"])
+                return Arrange(str(data["player"]), chi1, chi2, chi3)
+            case "leave":
+                return Leave(str(data["player"]))
+            case "close_arranging":
+                return CloseArranging()
+            case "reveal":
+                return Reveal()
+        return None
+
+    def timeout(self, round_: Room) -> Command:
+        match round_.phase:
+            case "seating" if round_.ready and len(round_.unready()) == 1:
+                return Remove(round_.unready()[0])
+            case "arranging":
+                return CloseArranging()
+            case "showdown":
+                return Reveal()
+        raise NotExpectedError(f"no window is open (phase {round_.phase})")
+
+    # ---- reading a hand ----------------------------------------------------------------
+
+    def expecting(self, round_: Room) -> Expecting:
+        settings = round_.settings
+        match round_.phase:
+            case "seating" if round_.ready and len(round_.unready()) == 1:
+                seat = round_.unready()[0]
+                text = f"seat {seat} to be ready (the others are)"
+                return Window("ready", settings.ready_ms, seat, text, serial=round_.ready_serial)
+            case "dealing":
+                return rooms.next_card(round_.seats, round_.players, len(round_.dealt))
+            case "arranging":
+                return Window("arranging", settings.arranging_ms, text="players arranging their chi")
+            case "showdown":
+                text = f"the showdown of chi {round_.revealed}"
+                return Window("showdown", settings.showdown_ms, text=text, serial=round_.revealed)
+        return None
+
+    def phase(self, round_: Room) -> str:
+        return round_.phase
+
+    def cards(self, round_: Room) -> list[Card]:
+        return list(round_.dealt)
+
+    def seats(self, round_: Room) -> dict[str, str]:
+        return dict(round_.seats)
+
+    def seat_hold(self, round_: Room) -> int:
+        return round_.settings.hold
+
+    def hidden(self, round_: Room, audience: Audience) -> frozenset[Card]:
+        """Each hand from everyone but its player until the showdown shows it, chi by chi."""
+        if round_.phase in ("settled", "void"):
+            return frozenset()
+        own = audience.player if audience.kind == "player" else None
+        shown = set(self._shown(round_))
+        return frozenset(
+            card for player in round_.players if player != own for card in round_.dealt_to(player) if card not in shown
+        )
+
+    def view(self, round_: Room, audience: Audience) -> dict[str, Any]:
+        hidden = self.hidden(round_, audience)
+        unseen = "received" if audience == DEALER else None
+        view: dict[str, Any] = {
+            "phase": round_.phase,
+            "seats": sorted(round_.seats),
+            "ready": sorted(round_.seat_of(p) for p in round_.ready if p in round_.seats.values()),
+            "arranged": sorted(round_.seat_of(p) for p in round_.hands),
+            "left": sorted(round_.seat_of(p) for p in round_.left),
+            "hands": {
+                seat: {"cards": [unseen if card in hidden else str(card) for card in round_.dealt_to(player)]}
+                for seat, player in sorted(round_.seats.items())
+            },
+        }
+        if round_.phase in ("showdown", "settled"):
+            view["revealed"] = min(round_.revealed, CHIS)
+            view["chi"] = {
+                round_.seat_of(player): [
+                    {"cards": codes(chi), "name": category_of(hand.strengths[index]).label}
+                    for index, chi in enumerate(hand.chis[: view["revealed"]])
+                ]
+                for player, hand in round_.hands.items()
+            }
+        own = audience.player if audience.kind == "player" else None
+        if own is not None and own in round_.seats.values() and round_.phase == "arranging" and own not in round_.left:
+            cards = [NUMBER[card] for card in round_.dealt_to(own)]
+            best = auto_arrange(cards, round_.settings.rules)
+            view["suggestion"] = {
+                "chi": [codes(best.chi1), codes(best.chi2), codes(best.chi3)],
+                "instant": str(best.instant) if best.instant else None,
+            }
+        if round_.phase == "settled":
+            seats, result = self._scored(round_)
+            by_seat = {player: round_.seat_of(player) for player in seats}
+            scored = result_to_dict(seats, result)
+            view["result"] = {
+                "units": {by_seat[p]: units for p, units in scored["players"].items()},
+                "pairs": [pair | {"a": by_seat[pair["a"]], "b": by_seat[pair["b"]]} for pair in scored["pairs"]],
+            }
+        return view
+
+    def payouts(self, round_: Room) -> list[Payout] | None:
+        if round_.phase != "settled":
+            return None
+        nets = {}
+        if len(round_.seats) >= 2:
+            _, result = self._scored(round_)
+            rules = round_.settings.rules
+            nets = money(result.totals, round_.settings.unit, rules.commission_bps)
+        payouts = []
+        for seat, player in sorted(round_.seats.items()):  # a freed seat's hold went back when it was freed
+            outcome = nets.get(player)
+            payouts.append(
+                Payout(player, f"seat:{seat}", outcome.net if outcome else 0, outcome.commission if outcome else 0)
+            )
+        return payouts
+
+    def result(self, round_: Room) -> dict[str, Any] | None:
+        if round_.phase != "settled":
+            return None
+        if len(round_.seats) < 2:
+            return {"players": {}, "pairs": []}
+        seats, result = self._scored(round_)
+        return result_to_dict(seats, result)
+
+    # ---- internals ---------------------------------------------------------------------
+
+    def _seated(self, round_: Room, player: str, *phases: str) -> None:
+        if player not in round_.seats.values():
+            raise NotYourMoveError(f"{player} has no seat in this hand")
+        if round_.phase not in phases:
+            raise NotExpectedError(f"not now (phase {round_.phase})")
+
+    def _hand(self, round_: Room, command: Arrange) -> Hand:
+        """The submitted arrangement, if it is exactly the player's 13 cards in chi of 5, 5 and 3."""
+        mine = set(round_.dealt_to(command.player))
+        given = command.chi1 + command.chi2 + command.chi3
+        if sorted(map(NUMBER.__getitem__, given)) != sorted(map(NUMBER.__getitem__, mine)):
+            raise GameError(f"{command.player}'s arrangement must use exactly the 13 cards dealt to them")
+        first, second, third = ([NUMBER[card] for card in chi] for chi in (command.chi1, command.chi2, command.chi3))
+        return Hand.of(first, second, third, who=command.player)
+
+    def _shown(self, round_: Room) -> list[Card]:
+        if round_.phase != "showdown":
+            return []
+        return [CARDS[n] for hand in round_.hands.values() for chi in hand.chis[: round_.revealed] for n in chi]
+
+    def _scored(self, round_: Room) -> tuple[dict[str, Seat], Any]:
+        seats: dict[str, Seat] = {
+            player: LEFT if player in round_.left else round_.hands[player] for player in round_.players
+        }
+        return seats, score_table(seats, round_.settings.rules)
+
+
+MAUBINH = MauBinh()
+register(MAUBINH)

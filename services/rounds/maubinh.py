@@ -1,0 +1,98 @@
+"""Mậu Binh's adapter: a seat (its hold), ready, the arrangement, leaving — as API actions.
+
+A seat given up before the deal (the player leaves, or the ready check removes them) gets its hold
+back in the same transaction: the engine reports it as a ``FREED`` event.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+from sqlalchemy.orm import Session
+
+from services.cards import Card
+from services.games.base import Window
+from services.games.maubinh.port import FREED, Arrange, Leave, Ready
+from services.rounds.adapters import (
+    Action,
+    Adapter,
+    AppliedOut,
+    Strict,
+    applied_out,
+    register,
+    seat_action,
+)
+from services.rounds.models import Round
+from services.rounds.service import Applied, RoundService
+
+Code = Annotated[str, Field(min_length=2, max_length=2, description="rank + suit, e.g. 'QH'")]
+
+
+class ReadyIn(Strict):
+    pass
+
+
+class ArrangeIn(Strict):
+    chi1: Annotated[list[Code], Field(min_length=5, max_length=5, description="the back: 5 cards, the strongest")]
+    chi2: Annotated[list[Code], Field(min_length=5, max_length=5, description="the middle: 5 cards")]
+    chi3: Annotated[list[Code], Field(min_length=3, max_length=3, description="the front: 3 cards, the weakest")]
+
+
+class LeaveIn(Strict):
+    pass
+
+
+def ready(service: RoundService, player: str, round_id: str, _body: ReadyIn, _key: str | None) -> AppliedOut:
+    return applied_out(service.command(round_id, lambda _game: Ready(player), player))
+
+
+def arrange(service: RoundService, player: str, round_id: str, body: ArrangeIn, _key: str | None) -> AppliedOut:
+    chi1, chi2, chi3 = (tuple(Card.from_code(code) for code in chi) for chi in (body.chi1, body.chi2, body.chi3))
+    command = Arrange(player, chi1, chi2, chi3)
+    return applied_out(service.command(round_id, lambda _game: command, player, window=True))
+
+
+def leave(service: RoundService, player: str, round_id: str, _body: LeaveIn, _key: str | None) -> AppliedOut:
+    return applied_out(ADAPTER.leave(service, player, round_id))
+
+
+class MauBinhAdapter(Adapter):
+    game_name = "maubinh"
+    actions = (
+        seat_action("Take a seat; the room's hold (the largest loss of a hand) is taken."),
+        Action("ready", ReadyIn, AppliedOut, ready, "Ready for the deal (it starts when every seated player is)."),
+        Action("arrange", ArrangeIn, AppliedOut, arrange,
+               "Submit your arrangement of the 13 cards dealt to you (once, before arranging closes)."),
+        Action("leave", LeaveIn, AppliedOut, leave,
+               "Leave: before the deal your hold comes back; after it you lose every chi, as the rules say."),
+    )  # fmt: skip
+
+    def leave(self, service: RoundService, player: str, round_id: str) -> Applied:
+        def work(session: Session) -> Applied:
+            round_ = service.locked_round(session, round_id)
+            engine = service.engine(session, round_)
+            events = service.append(session, round_, engine, Leave(player), player)
+            release_freed(service, session, round_, events)
+            return service.applied(session, round_, events, engine)
+
+        return service.run(work)
+
+    def close(
+        self, service: RoundService, session: Session, round_: Round, engine: Any, window: Window, actor: str
+    ) -> list[Any]:
+        events = super().close(service, session, round_, engine, window, actor)
+        release_freed(service, session, round_, events)
+        return events
+
+
+def release_freed(service: RoundService, session: Session, round_: Round, events: list[Any]) -> None:
+    """Give back the hold of every seat the events say was freed before the deal."""
+    ledger = service.ledger(session, round_.table_id)
+    for event in events:
+        if isinstance(event, tuple) and event[0] == FREED:
+            ledger.void_holds(round_.id, f"seat:{event[1]}")
+
+
+ADAPTER = MauBinhAdapter()
+register(ADAPTER)
