@@ -141,6 +141,10 @@ class Game(ABC, Generic[R, C]):
     def most_cards(self, settings: Any) -> int:
         """The most cards a round can take from the shoe (a round opens only if the deck has them)."""
 
+    def deals_online(self, settings: Any) -> bool:
+        """The table deals from a committed server shuffle instead of a shoe (rooms played online)."""
+        return False
+
     # rounds and commands
     @abstractmethod
     def new_round(self, settings: Any) -> R: ...

@@ -126,11 +126,16 @@ def room_settings_dict(settings: Any) -> dict[str, Any]:
     return values | {"rules": settings.rules.to_dict()}
 
 
-def check_whole_numbers(settings: Any, high: int) -> None:
-    """Every setting but ``rules`` is a whole number 1–``high``."""
+DEALS = ("shoe", "online")  # a room's cards come from the studio's shoe, or from a committed server shuffle
+
+
+def check_room_settings(settings: Any, high: int) -> None:
+    """``deal`` is one of ``DEALS``; every other setting but ``rules`` is a whole number 1–``high``."""
+    if settings.deal not in DEALS:
+        raise GameSettingsError(f"setting deal: expected one of {', '.join(DEALS)}, got {settings.deal!r}")
     for item in fields(settings):
         value = getattr(settings, item.name)
-        if item.name != "rules" and (type(value) is not int or not 0 < value <= high):
+        if item.name not in ("rules", "deal") and (type(value) is not int or not 0 < value <= high):
             raise GameSettingsError(f"setting {item.name}: expected a whole number 1–{high:,}, got {value!r}")
 
 
@@ -148,6 +153,9 @@ class RoomGame(Game[R, Any]):
 
     def most_cards(self, settings: Any) -> int:
         return self.hand_size * len(self.seat_names)
+
+    def deals_online(self, settings: Any) -> bool:
+        return getattr(settings, "deal", "shoe") == "online"
 
     def deal(self, card: Card) -> Deal:
         return Deal(card)

@@ -77,6 +77,11 @@ class Round(Base):
     video_ref: Mapped[str] = mapped_column(String(128), default="")
     result: Mapped[str | None] = mapped_column(Text)  # JSON of the settled result, for history
     log_length: Mapped[int] = mapped_column(Integer, default=0)
+    # A room dealt online: its committed shuffle. The commitment is public from the start; the deck (codes in
+    # dealing order, comma-separated) and the salt only once the round is over (``state_header``).
+    shuffle_commitment: Mapped[str | None] = mapped_column(String(64))
+    shuffle_deck: Mapped[str | None] = mapped_column(Text)
+    shuffle_salt: Mapped[str | None] = mapped_column(String(64))
 
 
 class Wager(Base):

@@ -24,8 +24,19 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from services.cards import Card
 from services.db.unit_of_work import run_transaction
-from services.games.base import DEALER, FINISHED, PUBLIC, Expecting, Game, NotExpectedError, Window, viewer
+from services.games.base import (
+    DEALER,
+    FINISHED,
+    PUBLIC,
+    CardWanted,
+    Expecting,
+    Game,
+    NotExpectedError,
+    Window,
+    viewer,
+)
 from services.games.base import game as game_named
+from services.games.shuffle import Shuffle
 from services.ledger import Ledger, StakeResult, settle_round
 from services.ledger.ledger import validate_currency
 from services.ledger.locks import AccountIds
@@ -131,18 +142,23 @@ class RoundService:
                 or 0
             ) + 1
             port = game_named(table.game)
-            engine = port.new_round(port.settings(json.loads(table.settings)))
+            settings = port.settings(json.loads(table.settings))
+            engine = port.new_round(settings)
             first = port.expecting(engine)
             now = self.clock.now()
             window = now + timedelta(milliseconds=first.ms) if isinstance(first, Window) else None
             round_id = round_id_of(table_id, number)
-            session.add(
-                Round(
-                    id=round_id, table_id=table_id, number=number, phase=port.phase(engine),
-                    settings=table.settings, opened_at=now, betting_closes_at=window or now,
-                    window_closes_at=window, video_ref=video_ref, log_length=0,
-                )
+            round_ = Round(
+                id=round_id, table_id=table_id, number=number, phase=port.phase(engine),
+                settings=table.settings, opened_at=now, betting_closes_at=window or now,
+                window_closes_at=window, video_ref=video_ref, log_length=0,
             )  # fmt: skip
+            if port.deals_online(settings):  # the deck is fixed, and its commitment public, before anyone acts
+                shuffle = Shuffle.new()
+                round_.shuffle_commitment = shuffle.commitment()
+                round_.shuffle_deck = ",".join(str(card) for card in shuffle.deck)
+                round_.shuffle_salt = shuffle.salt
+            session.add(round_)
             return round_id
 
         return run_transaction(self.sessions, work)
@@ -171,7 +187,8 @@ class RoundService:
             if table is None:
                 raise NotFoundError(f"table {table_id!r} does not exist")
             port = game_named(table.game)
-            return port.most_cards(port.settings(json.loads(table.settings)))
+            settings = port.settings(json.loads(table.settings))
+            return 0 if port.deals_online(settings) else port.most_cards(settings)
 
     # ---- the one command path ---------------------------------------------------------
 
@@ -236,10 +253,20 @@ class RoundService:
             round_.window_closes_at = None
         elif not isinstance(before, Window) or before.key != after.key:
             round_.window_closes_at = self.clock.now() + timedelta(milliseconds=after.ms)
-        if round_.settled_at is None and round_.voided_at is None:
+        if round_.shuffle_deck and isinstance(after, CardWanted):
+            events += self._deal_online(session, round_, engine, port)
+        elif round_.settled_at is None and round_.voided_at is None:
             payouts = port.payouts(engine)
             if payouts is not None:
                 self._settle(session, round_, engine, port, payouts)
+        return events
+
+    def _deal_online(self, session: Session, round_: Round, engine: Any, port: Game[Any, Any]) -> list[Any]:
+        """A room dealt online: the cards it wants now, from its committed shuffle, in deck order."""
+        deck = [Card.from_code(code) for code in (round_.shuffle_deck or "").split(",")]
+        events: list[Any] = []
+        while isinstance(port.expecting(engine), CardWanted):
+            events += self.append(session, round_, engine, port.deal(deck[len(port.cards(engine))]), "shuffle")
         return events
 
     def applied(self, session: Session, round_: Round, events: list[Any], engine: Any) -> Applied:
@@ -510,4 +537,14 @@ def state_header(round_: Round) -> dict[str, Any]:
         "betting_closes_at": aware(round_.betting_closes_at).isoformat(),
         "window_closes_at": aware(round_.window_closes_at).isoformat() if round_.window_closes_at else None,
         "video_ref": round_.video_ref,
-    }
+    } | _shuffle(round_)
+
+
+def _shuffle(round_: Round) -> dict[str, Any]:
+    """A room dealt online: the commitment while the round runs, and the deck and salt once it is over."""
+    if round_.shuffle_commitment is None:
+        return {}
+    if round_.settled_at is None and round_.voided_at is None:
+        return {"shuffle": {"commitment": round_.shuffle_commitment}}
+    deck = (round_.shuffle_deck or "").split(",")
+    return {"shuffle": {"commitment": round_.shuffle_commitment, "deck": deck, "salt": round_.shuffle_salt}}

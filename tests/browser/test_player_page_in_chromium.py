@@ -26,7 +26,7 @@ from tests.support import wait_until
 
 SETTINGS = {
     "betting_window_ms": 120_000,  # the test closes betting itself once everyone has bet
-    "insurance_window_ms": 5_000,
+    "insurance_window_ms": 120_000,  # closed by the test too, once the pages have shown it (a slow CI is slow)
     "decision_window_ms": 20_000,
     "min_stake": 10,
     "chips": [10, 20, 50, 100],
@@ -168,8 +168,11 @@ def test_a_player_bets_insures_decides_and_sees_the_result_the_database_has(
     binh.wait_for_selector("#prompt[data-kind=insurance] button[data-amount='20']")
     ana.click("#prompt button[data-amount='75']")
     ana.wait_for_selector("#message[data-code=insured]")
+    assert chai.evaluate("document.querySelector('#prompt').hidden")
+    response = httpx.post(f"{live.api_url}/v1/operator/rounds/{round_id}/close-insurance", headers=staff)
+    assert response.status_code == 200, response.text
 
-    # decisions: seat A, then C, are ana's (the insurance window closes on its own)
+    # decisions: seat A, then C, are ana's
     ana.wait_for_selector("#prompt[data-kind=decision]", timeout=20_000)
     assert "Seat A" in ana.inner_text("#prompt") and "5 points" in ana.inner_text("#prompt")
     assert "threshold is 4" in ana.inner_text("#prompt")

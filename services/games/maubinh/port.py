@@ -92,10 +92,11 @@ class RoomSettings:
     ready_ms: int = 20_000
     arranging_ms: int = 90_000
     showdown_ms: int = 5_000  # each chi is shown this long
+    deal: str = "shoe"  # or "online": a committed server shuffle deals (rooms.DEALS)
     rules: MauBinhSettings = field(default_factory=MauBinhSettings)
 
     def __post_init__(self) -> None:
-        rooms.check_whole_numbers(self, LARGEST // 1000)
+        rooms.check_room_settings(self, LARGEST // 1000)
         if self.hold > LARGEST:
             raise GameSettingsError(f"setting unit: the hold per seat ({self.hold:,}) is above {LARGEST:,}")
 

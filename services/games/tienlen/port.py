@@ -46,10 +46,11 @@ class RoomSettings:
     hold_units: int = 80  # held from each seated player for the round
     seating_ms: int = 20_000
     turn_ms: int = 20_000
+    deal: str = "shoe"  # or "online": a committed server shuffle deals (rooms.DEALS)
     rules: TienLenSettings = field(default_factory=TienLenSettings)
 
     def __post_init__(self) -> None:
-        rooms.check_whole_numbers(self, LARGEST // 1000)
+        rooms.check_room_settings(self, LARGEST // 1000)
         if self.unit * self.hold_units > LARGEST:
             raise GameSettingsError(f"settings unit × hold_units: {self.unit * self.hold_units:,} is above {LARGEST:,}")
 

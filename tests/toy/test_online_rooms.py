@@ -1,0 +1,110 @@
+"""Rooms dealt online: a committed server shuffle deals instead of the shoe. Its commitment is public from the
+round's start, the cards go to each player's own view only, and the deck and salt are published once the round
+is over — and check out against the commitment (``studio verify``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from services.api.app import create_app
+from services.games.shuffle import verify
+from services.rounds.players import PlayerService
+from services.rounds.service import RoundService
+
+
+class Room:
+    def __init__(self, client: TestClient, service: RoundService, tokens: dict[str, str]) -> None:
+        self.client, self.service, self.tokens = client, service, tokens
+
+    def auth(self, who: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[who]}"}
+
+    def open(self, table: str, game: str, settings: dict[str, Any]) -> str:
+        body = {"id": table, "game": game, "settings": settings | {"deal": "online"}}
+        assert self.client.post("/v1/operator/tables", json=body, headers=self.auth("op")).status_code == 201
+        response = self.client.post(f"/v1/operator/tables/{table}/rounds", json={}, headers=self.auth("op"))
+        assert response.status_code == 201, response.text
+        round_id: str = response.json()["round_id"]
+        return round_id
+
+    def act(self, who: str, round_id: str, action: str, body: object = None) -> Any:
+        headers = self.auth(who) | {"Idempotency-Key": f"{who}-{action}-{round_id}"}
+        response = self.client.post(f"/v1/rounds/{round_id}/{action}", json=body or {}, headers=headers)
+        assert response.status_code in (200, 201), response.text
+        return response.json()
+
+    def public(self, table: str) -> dict[str, Any]:
+        state: dict[str, Any] = self.client.get(f"/v1/tables/{table}/current", headers=self.auth("ana")).json()
+        return state
+
+    def own(self, table: str, seat: str, who: str) -> dict[str, Any]:
+        path = f"/v1/tables/{table}/seats/{seat}/stream?changes=1"
+        with self.client.stream("GET", path, headers=self.auth(who)) as response:
+            line = next(line for line in response.iter_lines() if line.startswith("data: "))
+        view: dict[str, Any] = json.loads(line[6:])
+        return view
+
+
+@pytest.fixture
+def room(database: Engine) -> Iterator[Room]:
+    app = create_app(database)
+    players: PlayerService = app.state.services.players
+    tokens = {"op": players.register("op", "operator")} | {p: players.register(p) for p in ("ana", "binh")}
+    with TestClient(app) as client:
+        for index, name in enumerate(("ana", "binh")):
+            headers = {"Authorization": f"Bearer {tokens['op']}", "Idempotency-Key": f"f{index}"}
+            body = {"amount": 100_000}
+            assert client.post(f"/v1/operator/players/{name}/deposit", json=body, headers=headers).status_code == 200
+        yield Room(client, app.state.services.rounds, tokens)
+
+
+def test_a_mau_binh_room_dealt_online_publishes_its_commitment_first_and_its_deck_after(room: Room) -> None:
+    round_id = room.open("mb1", "maubinh", {"unit": 10})
+    commitment = room.public("mb1")["shuffle"]
+    assert set(commitment) == {"commitment"} and len(commitment["commitment"]) == 64
+    room.act("ana", round_id, "sit", {"seat": "1"})
+    room.act("binh", round_id, "sit", {"seat": "2"})
+    room.act("ana", round_id, "ready")
+    answer = room.act("binh", round_id, "ready")  # everyone is ready: the shuffle deals all 26 cards at once
+    assert answer["phase"] == "arranging"
+    public = room.public("mb1")
+    assert public["shuffle"] == commitment and public["hands"]["1"]["cards"] == [None] * 13
+    ana, binh = room.own("mb1", "1", "ana"), room.own("mb1", "2", "binh")
+    assert None not in ana["hands"]["1"]["cards"] and ana["hands"]["2"]["cards"] == [None] * 13
+    assert not set(ana["hands"]["1"]["cards"]) & set(binh["hands"]["2"]["cards"])
+    for who, view in (("ana", ana), ("binh", binh)):
+        chi1, chi2, chi3 = view["suggestion"]["chi"]
+        room.act(who, round_id, "arrange", {"chi1": chi1, "chi2": chi2, "chi3": chi3})
+    for _ in range(3):  # the showdown's windows (the controller closes them on time)
+        assert "deck" not in room.public("mb1")["shuffle"]
+        room.service.close_window(round_id, "test")
+    final = room.public("mb1")
+    assert final["phase"] == "settled"
+    shuffle = verify(**final["shuffle"])  # the published deck and salt hash to the commitment
+    deck = [str(card) for card in shuffle.deck]
+    assert ana["hands"]["1"]["cards"] == deck[0:26:2] and binh["hands"]["2"]["cards"] == deck[1:26:2]
+    checked = subprocess.run(
+        [sys.executable, "-m", "services.cli", "verify", "-"], input=json.dumps(final["shuffle"]),
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert checked.returncode == 0 and json.loads(checked.stdout)["verified"] is True, checked.stderr
+
+
+def test_a_tien_len_room_dealt_online_starts_playing_when_seating_closes(room: Room) -> None:
+    round_id = room.open("tl1", "tienlen", {"unit": 10, "hold_units": 80})
+    room.act("ana", round_id, "sit", {"seat": "1"})
+    room.act("binh", round_id, "sit", {"seat": "2"})
+    applied = room.service.close_window(round_id, "test")  # seating ends: the shuffle deals 26 cards
+    assert applied.phase in ("playing", "settled") and len(applied.cards) == 26
+    assert not any(str(card) in json.dumps(applied.public) for card in applied.cards if card in applied.hidden)
+    room.service.void(round_id, "test over", "op")
+    shuffle = verify(**room.public("tl1")["shuffle"])  # a void round publishes its deck too
+    assert list(applied.cards) == list(shuffle.deck[:26])
