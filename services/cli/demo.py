@@ -24,14 +24,17 @@ from services.cli.arguments import positive_int, table_ids
 from services.cli.commands import help_of
 from services.cli.up import public_login, studio_urls
 from services.games.pokdeng import Phase, Position, RoundResult
+from services.rounds import queries
 from services.rounds.pokdeng import pokdeng
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
-from services.studio.players import SimulatedPlayers
+from services.studio.players import SimulatedPlayers, SimulatedRoomPlayers
 
 DEMO_WINDOWS = {"betting_window_ms": 2_500, "insurance_window_ms": 1_500, "decision_window_ms": 1_500}
 # --forever is for people at the pages: windows a person can use (the spec's defaults are 15 / 8 / 10 s)
 HUMAN_WINDOWS = {"betting_window_ms": 10_000, "insurance_window_ms": 6_000, "decision_window_ms": 8_000}
 HUMAN_FUNDS = 1_000_000  # minor units given to the demo's player token
+ROOM_WINDOWS = {"unit": 10, "ready_ms": 5_000, "arranging_ms": 3_000, "showdown_ms": 700}
+HUMAN_ROOM_WINDOWS = {"unit": 10, "ready_ms": 20_000, "arranging_ms": 60_000, "showdown_ms": 3_000}
 
 
 def register(commands: Any) -> None:
@@ -41,6 +44,10 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--tables", type=table_ids, default=("T1", "T2"), help="comma-separated table ids (default T1,T2)"
     )
+    parser.add_argument(
+        "--rooms", type=table_ids, default=("MB1",),
+        help="comma-separated Mậu Binh room ids, dealt online with simulated players (default MB1)",
+    )  # fmt: skip
     parser.add_argument("--seed", type=int, default=None, help="random seed for the players")
     parser.set_defaults(run=run)
 
@@ -57,16 +64,17 @@ class Tally:
 
 
 def run(args: argparse.Namespace) -> int:
-    tables = tuple(args.tables)
+    tables, rooms = tuple(args.tables), tuple(args.rooms)
     with tempfile.TemporaryDirectory(prefix="studio-demo-") as directory:
         windows = HUMAN_WINDOWS if args.forever else DEMO_WINDOWS
         config = StudioConfig(
             tables=tables, run_dir=Path(directory), database_url=os.environ.get("STUDIO_DATABASE_URL"),
             mqtt_url=os.environ.get("STUDIO_MQTT_URL"), table_settings=windows, result_pause_ms=1_500,
+            rooms=rooms, room_settings=HUMAN_ROOM_WINDOWS if args.forever else ROOM_WINDOWS,
         )  # fmt: skip
         with running_studio(config) as studio:
             broker = without_login(studio.mqtt_url)
-            print(f"studio demo: broker {broker}, API {studio.api_url}, tables {', '.join(tables)}")
+            print(f"studio demo: broker {broker}, API {studio.api_url}, tables {', '.join(tables + rooms)}")
             if args.forever:  # watching the pages: a throwaway database, so hand out a console token
                 print(studio_urls(studio, tables, public_login(config.mqtt_url, studio.mqtt_url)))
                 dealer = f"dealer-{uuid.uuid4().hex[:6]}"
@@ -79,12 +87,16 @@ def run(args: argparse.Namespace) -> int:
                 studio.wallets.deposit(you, HUMAN_FUNDS, key=f"demo-fund-{you}", actor="demo")
                 print(f"  player's page token ({you}, {HUMAN_FUNDS:,} minor units to play with): {token}")
             stop = threading.Event()
-            players = threading.Thread(target=SimulatedPlayers(studio, args.seed or 0).run, args=(stop,), daemon=True)
-            players.start()
+            players = [
+                threading.Thread(target=SimulatedPlayers(studio, args.seed or 0).run, args=(stop,), daemon=True),
+                threading.Thread(target=SimulatedRoomPlayers(studio, args.seed or 0).run, args=(stop,), daemon=True),
+            ]
+            for thread in players:
+                thread.start()
             tally = Tally()
             deadline = time.monotonic() + 120 * max(1, args.rounds)
             try:
-                while args.forever or min(tally.rounds.get(t, 0) for t in tables) < args.rounds:
+                while args.forever or min(tally.rounds.get(t, 0) for t in tables + rooms) < args.rounds:
                     if not args.forever and time.monotonic() > deadline:
                         print("studio demo: the rounds did not finish in time")
                         return 1
@@ -94,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
                 pass
             finally:
                 stop.set()
-                players.join(timeout=5)
+                for thread in players:
+                    thread.join(timeout=5)
             alerts = sum(
                 count for table in studio.controller.tables.values()
                 for name, count in table.counters.items() if name.startswith("alerts_")
@@ -119,6 +132,11 @@ def report(studio: RunningStudio, tally: Tally) -> None:
             if current.phase not in (Phase.SETTLED, Phase.VOID):
                 print(f"  {current.round_id}: {current.phase}…", flush=True)
         if current.phase != Phase.SETTLED or current.round_id in tally.seen:
+            continue
+        if current.game == "maubinh":
+            tally.seen.add(current.round_id)
+            tally.rounds[table_id] = tally.rounds.get(table_id, 0) + 1
+            print(render_room(studio, current.round_id), flush=True)
             continue
         result = pokdeng(studio.service).round(current.round_id).result
         if result is not None:
@@ -146,4 +164,21 @@ def render(title: str, result: RoundResult) -> str:
     for insurance in result.insurance:
         lines.append(f"    {insurance.player:<6} insurance    stake {insurance.amount:>4}  net {insurance.net:+5d}")
     lines.append(f"    house net {result.house_net():+d}")
+    return "\n".join(lines)
+
+
+def render_room(studio: RunningStudio, round_id: str) -> str:
+    """A settled Mậu Binh hand: each seat's player, chi with their names, and units won or paid."""
+    state = queries.round_state(studio.service, round_id)
+    players = studio.service.seats(round_id)
+    title = f"{round_id} settled (Mậu Binh, dealt online)"
+    lines = [f"── {title} " + "─" * max(0, 60 - len(title))]
+    units = state.get("result", {}).get("units", {})
+    for seat, chis in sorted(state.get("chi", {}).items()):
+        shown = " | ".join(f"{' '.join(chi['cards'])} ({chi['name']})" for chi in chis)
+        lines.append(f"  seat {seat} {players.get(seat, ''):<4} {shown}  units {units.get(seat, 0):+d}")
+    for seat in state.get("left", []):
+        name = players.get(seat, "")
+        lines.append(f"  seat {seat} {name:<4} left before the showdown  units {units.get(seat, 0):+d}")
+    lines.append(f"    shuffle commitment {state['shuffle']['commitment'][:16]}… (deck and salt published)")
     return "\n".join(lines)

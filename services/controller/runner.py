@@ -140,7 +140,7 @@ class Controller:
                     ),
                 )
             )  # fmt: skip
-            if not self.keys.keys_for(controller.settings.shoe_id):
+            if not self.keys.keys_for(controller.settings.shoe_id) and not self.service.deals_online(table):
                 controller.unsigned_shoe()
         reread_at = renew_at = self.clock.now()
         try:

@@ -181,14 +181,22 @@ class RoundService:
         return adapter(self.table(session, round_.table_id).game)
 
     def most_cards(self, table_id: str) -> int:
-        """The most cards one round of the table's game takes from the shoe."""
+        """The most cards one round of the table's game takes from the shoe (none when it deals online)."""
+        port, settings = self._table_settings(table_id)
+        return 0 if port.deals_online(settings) else port.most_cards(settings)
+
+    def deals_online(self, table_id: str) -> bool:
+        """The table's rooms are dealt from a committed server shuffle: no shoe."""
+        port, settings = self._table_settings(table_id)
+        return port.deals_online(settings)
+
+    def _table_settings(self, table_id: str) -> tuple[Game[Any, Any], Any]:
         with self.sessions() as session:
             table = session.get(GameTable, table_id)
             if table is None:
                 raise NotFoundError(f"table {table_id!r} does not exist")
             port = game_named(table.game)
-            settings = port.settings(json.loads(table.settings))
-            return 0 if port.deals_online(settings) else port.most_cards(settings)
+            return port, port.settings(json.loads(table.settings))
 
     # ---- the one command path ---------------------------------------------------------
 
@@ -341,6 +349,16 @@ class RoundService:
                 if port.seats(engine).get(seat) != player_id:
                     raise ForbiddenError(f"seat {seat} of round {round_.id} is not {player_id}'s")
                 return state_header(round_) | {"seat": seat} | port.view(engine, viewer(player_id))
+
+    def seats(self, round_id: str) -> dict[str, str]:
+        """Who holds each seat of the round (games with seats; seat -> player)."""
+        with self.sessions() as session:
+            round_ = session.get(Round, round_id)
+            if round_ is None:
+                raise NotFoundError(f"round {round_id!r} does not exist")
+            port = self.game_of(session, round_)
+            with self._engine_of(session, round_, port) as engine:
+                return port.seats(engine)
 
     def player_view(self, table_id: str, player_id: str) -> dict[str, Any]:
         """What of the table's current round is ``player_id``'s own (their wagers, offers, the choice that is

@@ -50,6 +50,8 @@ class StudioConfig:
     result_pause_ms: int = 4_000
     dealer_pace: float = 0.15
     simulated_dealers: bool = True  # False: somebody else deals through ``RunningStudio.shoes`` (a test, a person)
+    rooms: tuple[str, ...] = ()  # Mậu Binh room tables, dealt online (no shoe)
+    room_settings: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -81,11 +83,13 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
         migrate(engine)
         sessions = session_factory(engine)
         service = RoundService(sessions)
-        for table in config.tables:
+        made = [(table, "pokdeng", config.table_settings) for table in config.tables]
+        made += [(room, "maubinh", config.room_settings | {"deal": "online"}) for room in config.rooms]
+        for table, game, table_settings in made:
             with sessions() as session:
                 exists = session.get(GameTable, table) is not None
             if not exists:  # outside the read: on SQLite every transaction holds the write lock
-                service.create_table(table, "THB", config.table_settings)
+                service.create_table(table, "THB", table_settings, game)
         shoes: dict[str, VirtualShoe] = {}
 
         def start(target: Any, name: str) -> None:
@@ -113,7 +117,7 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
                 start(dealer.run, f"dealer-{table}")
         settings = {
             table: ControllerSettings(f"{table}-shoe", result_pause_ms=config.result_pause_ms)
-            for table in config.tables
+            for table in config.tables + config.rooms  # a room dealt online has no shoe: its id is never online
         }
         controller = Controller(service, role_url(url, "controller"), settings, keys=KeyRing(config.run_dir / "keys"))
         start(controller.run, "controller")

@@ -7,24 +7,32 @@ import contextlib
 import random
 import threading
 import uuid
+from typing import ClassVar
 
 from services.games.base import FINISHED, GameError
 from services.games.pokdeng import SEATS, AwaitingDecision, AwaitingInsurance, Phase, PokDengRound, Side
 from services.ledger.errors import LedgerError
+from services.rounds.adapters import SeatIn
 from services.rounds.errors import RoundError
+from services.rounds.maubinh import ArrangeIn, ReadyIn
 from services.rounds.pokdeng import Bet, pokdeng
 from services.studio.assembly import RunningStudio
 
 NAMES = ("ana", "binh", "chai", "dao", "emi", "farid")
 
 
-class SimulatedPlayers:
+class Simulated:
+    """Players of one game's tables: funded once, then acting on each change of a round of that game."""
+
+    game: ClassVar[str]
+    names: ClassVar[tuple[str, ...]]
+
     def __init__(self, studio: RunningStudio, seed: int = 0, bankroll: int = 100_000) -> None:
         self.studio = studio
         self.rng = random.Random(seed)
         self._done: set[tuple[str, ...]] = set()
         self._seen: dict[str, tuple[str, int]] = {}  # table -> the round and log length last looked at
-        for name in NAMES:
+        for name in self.names:
             with contextlib.suppress(RoundError):  # already there from an earlier run of the same studio
                 studio.players.register(name)
             studio.wallets.deposit(name, bankroll, key=f"demo-fund-{name}-{uuid.uuid4().hex}", actor="demo")
@@ -33,19 +41,32 @@ class SimulatedPlayers:
         while not stop.wait(0.1):
             for table_id, table in self.studio.controller.tables.items():
                 current = table.current
-                if current is None or current.phase in FINISHED or current.game != "pokdeng":
+                if current is None or current.phase in FINISHED or current.game != self.game:
                     continue
                 if self._seen.get(table_id) == (current.round_id, current.log_length):
                     continue
                 self._seen[table_id] = (current.round_id, current.log_length)
                 with contextlib.suppress(RoundError, GameError, LedgerError):  # a window closed: as in life
-                    self._play(current.round_id, current.phase, pokdeng(self.studio.service).round(current.round_id))
+                    self.act(table_id, current.round_id, current.phase)
+
+    def act(self, table_id: str, round_id: str, phase: str) -> None:
+        raise NotImplementedError
 
     def _once(self, *key: str) -> bool:
         if key in self._done:
             return False
         self._done.add(key)
         return True
+
+
+class SimulatedPlayers(Simulated):
+    """Pok Deng players."""
+
+    game = "pokdeng"
+    names = NAMES
+
+    def act(self, table_id: str, round_id: str, phase: str) -> None:
+        self._play(round_id, phase, pokdeng(self.studio.service).round(round_id))
 
     def _play(self, round_id: str, phase: str, engine: PokDengRound) -> None:
         service, rng = pokdeng(self.studio.service), self.rng
@@ -68,3 +89,29 @@ class SimulatedPlayers:
         if expecting.decider in NAMES and self.rng.random() < 0.7:
             draw = expecting.points <= self.rng.randint(3, 5)
             pokdeng(self.studio.service).decide(expecting.decider, round_id, expecting.seat, draw)
+
+
+ROOM_NAMES = ("gia", "huy", "kim", "lan")
+
+
+class SimulatedRoomPlayers(Simulated):
+    """Mậu Binh room players for the demo: two to four sit and say they are ready; in arranging most submit the
+    suggested arrangement and the rest let the time run out (the room auto-arranges for them). Through the same
+    round service actions the API calls."""
+
+    game = "maubinh"
+    names = ROOM_NAMES
+
+    def act(self, table_id: str, round_id: str, phase: str) -> None:
+        service, rng = self.studio.service, self.rng
+        if phase == "seating" and self._once(round_id, "seated"):
+            players = rng.sample(ROOM_NAMES, rng.randint(2, len(ROOM_NAMES)))
+            for number, name in enumerate(players, start=1):
+                service.act(name, round_id, "sit", SeatIn(seat=str(number)), uuid.uuid4().hex)
+            for name in players:
+                service.act(name, round_id, "ready", ReadyIn(), None)
+        elif phase == "arranging" and self._once(round_id, "arranged"):
+            for seat, name in service.seats(round_id).items():
+                if rng.random() < 0.75:  # the rest run out of time: auto-arranged
+                    chi1, chi2, chi3 = service.seat_view(table_id, seat, name)["suggestion"]["chi"]
+                    service.act(name, round_id, "arrange", ArrangeIn(chi1=chi1, chi2=chi2, chi3=chi3), None)
