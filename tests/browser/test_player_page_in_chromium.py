@@ -9,6 +9,7 @@ Skipped where Chromium is not installed, unless ``STUDIO_REQUIRE_BROWSER`` is se
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -176,7 +177,20 @@ def test_a_player_bets_insures_decides_and_sees_the_result_the_database_has(
     ana.wait_for_selector("#prompt[data-kind=decision]", timeout=20_000)
     assert "Seat A" in ana.inner_text("#prompt") and "5 points" in ana.inner_text("#prompt")
     assert "threshold is 4" in ana.inner_text("#prompt")
+    # the answer to "stand" comes late, after the private stream already asked about seat C: C's prompt stays
+    slow: list[str] = []
+
+    def answer_late(route: Any) -> None:
+        response = route.fetch()  # the server takes the decision and the stream moves on to seat C…
+        slow.append(response.text())
+        time.sleep(1.5)  # …before the page hears back
+        route.fulfill(response=response)
+
+    ana.route(f"**/v1/rounds/{round_id}/decisions", answer_late)
     ana.click("#prompt button[data-choice=stand]")
+    ana.wait_for_selector("#message[data-code=decided]", timeout=15_000)
+    ana.unroute(f"**/v1/rounds/{round_id}/decisions")
+    assert slow
     ana.wait_for_function("document.querySelector('#prompt').innerText.includes('Seat C')")
     ana.click("#prompt button[data-choice=draw]")
     deal(live, "9D")  # C's third card

@@ -166,7 +166,6 @@ async function placeBets() {
       const others = (mine.you.wagers || []).filter((w) => !answer.wagers.some((a) => a.wager_id === w.wager_id));
       mine.you.wagers = [...others, ...answer.wagers.map((w) => ({ ...w, net: null }))];
     }
-    mine.wallet = { ...mine.wallet, balance: answer.balance };
     say("Bet placed: " + bets.map((b) => `${b.side} ${b.seat} ${format(b.stake)}`).join(", "), "ok", "placed");
   } catch (error) {
     refused(error);
@@ -228,8 +227,9 @@ async function insure(amount) {
   insureKey = insureKey || newKey(); // one purchase per round: retries and double clicks reuse it
   renderPrompt();
   try {
-    await post(`/v1/rounds/${encodeURIComponent(view.round_id)}/insurance`, { amount }, insureKey);
-    mine.you = { ...mine.you, insurance: amount, insurance_offer: [] };
+    const round = view.round_id;
+    await post(`/v1/rounds/${encodeURIComponent(round)}/insurance`, { amount }, insureKey);
+    if (mine.round_id === round) mine.you = { ...mine.you, insurance: amount, insurance_offer: [] };
     say("Insured for " + format(amount), "ok", "insured");
   } catch (error) {
     refused(error);
@@ -244,7 +244,8 @@ async function decide(seat, choice) {
   renderPrompt();
   try {
     await post(`/v1/rounds/${encodeURIComponent(view.round_id)}/decisions`, { seat, choice }, null);
-    mine.you = { ...mine.you, decision: null };
+    // the private stream may already have brought the next seat's choice: clear only the one made
+    if (mine.you.decision && mine.you.decision.seat === seat) mine.you = { ...mine.you, decision: null };
     say(`Seat ${seat}: ${choice}`, "ok", "decided");
   } catch (error) {
     refused(error);
