@@ -1,4 +1,4 @@
-"""The studio's web pages (table list, dealer console, video overlay, player's page) and the dealer console's feed.
+"""The studio's web pages (tables, dealer console, video overlay, player's page, room page) and the console's feed.
 
 The pages are static: each reads a stream of the API. The overlay reads the public state stream
 (no login; only revealed cards); the dealer console reads ``/v1/tables/{table}/dealer/stream`` with
@@ -48,6 +48,13 @@ def play(table_id: str, services: ServicesDep) -> FileResponse:
     """The player's page of a table: sign in with a player token, bet, insure, decide, see results and history."""
     queries.table(services.rounds, table_id)
     return FileResponse(PAGES / "play.html", headers={"Cache-Control": "no-store"})
+
+
+@pages.get("/room/{table_id}")
+def room(table_id: str, services: ServicesDep) -> FileResponse:
+    """A Mậu Binh room's page: take a seat, get ready, arrange your own hand, watch the showdown chi by chi."""
+    queries.table(services.rounds, table_id)
+    return FileResponse(PAGES / "room.html", headers={"Cache-Control": "no-store"})
 
 
 @pages.get("/overlay/{table_id}")

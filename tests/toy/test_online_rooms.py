@@ -108,3 +108,44 @@ def test_a_tien_len_room_dealt_online_starts_playing_when_seating_closes(room: R
     room.service.void(round_id, "test over", "op")
     shuffle = verify(**room.public("tl1")["shuffle"])  # a void round publishes its deck too
     assert list(applied.cards) == list(shuffle.deck[:26])
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_full_online_mau_binh_hands_with_a_kick_and_a_leaver_settle_to_zero_within_the_holds(
+    room: Room, players: int
+) -> None:
+    """``players`` play (with 2 or 3, one more sits but is never ready and is removed by the ready check), the
+    last one leaves after the deal; the others arrange or run out of time. Money: what the hand's players win and
+    pay sums to zero, nobody pays more than their hold, the removed player's hold is back at once."""
+    kick = players < 4  # four seats: with four players nobody is left to kick
+    names = ["ana", "binh", "chai", "dao"][: players + kick]
+    for index, name in enumerate(names[2:], start=2):  # the fixture funded ana and binh
+        room.tokens[name] = room.client.app.state.services.players.register(name)  # type: ignore[attr-defined]
+        headers = room.auth("op") | {"Idempotency-Key": f"fund-{index}"}
+        room.client.post(f"/v1/operator/players/{name}/deposit", json={"amount": 100_000}, headers=headers)
+    table = f"mbk{players}"
+    round_id = room.open(table, "maubinh", {"unit": 10})
+    for seat, name in enumerate(names, start=1):
+        room.act(name, round_id, "sit", {"seat": str(seat)})
+    for name in names[:players]:
+        room.act(name, round_id, "ready")
+    if kick:
+        assert room.public(table)["phase"] == "seating"
+        room.service.close_window(round_id, "test")  # the ready check runs out: the one not ready is removed
+        wallet = room.client.get("/v1/wallet", headers=room.auth(names[-1])).json()
+        assert (wallet["balance"], wallet["held"]) == (100_000, 0)
+    public = room.public(table)
+    assert public["phase"] == "arranging" and len(public["seats"]) == players
+    leaver = names[players - 1]
+    room.act(leaver, round_id, "leave")
+    first = names[0]
+    chi1, chi2, chi3 = room.own(table, "1", first)["suggestion"]["chi"]
+    room.act(first, round_id, "arrange", {"chi1": chi1, "chi2": chi2, "chi3": chi3})
+    while room.public(table)["phase"] != "settled":
+        room.service.close_window(round_id, "test")  # arranging runs out, then the showdown's three chi
+    result = room.public(table)["result"]["units"]
+    assert len(result) == players and sum(result.values()) == 0 and result[str(players)] < 0  # the leaver pays
+    for seat, name in enumerate(names[:players], start=1):
+        wallet = room.client.get("/v1/wallet", headers=room.auth(name)).json()
+        assert wallet["held"] == 0 and wallet["balance"] == 100_000 + 10 * result[str(seat)]
+        assert -10 * result[str(seat)] <= 1_620

@@ -38,10 +38,6 @@ let format = (amount) => String(amount);
 
 const $ = (id) => document.getElementById(id);
 
-function newKey() {
-  return crypto.randomUUID ? crypto.randomUUID() : Date.now() + "-" + Math.random().toString(16).slice(2);
-}
-
 function say(text, kind = "", code = "") {
   const message = $("message");
   message.textContent = text;
@@ -49,27 +45,12 @@ function say(text, kind = "", code = "") {
   message.dataset.code = code;
 }
 
-// A POST that moves money: retried with the same idempotency key when the network or the server fails,
-// so the server does it once whatever reaches it. Resolves to the answer; rejects with {code, message}.
 async function post(path, body, key) {
-  const headers = { "Content-Type": "application/json", Authorization: "Bearer " + token };
-  if (key) headers["Idempotency-Key"] = key;
-  let delay = 400;
-  for (let attempt = 0; ; attempt++) {
-    let response = null;
-    try {
-      response = await fetch(path, { method: "POST", headers, body: JSON.stringify(body), cache: "no-store" });
-    } catch (error) { /* the network dropped: retry below */ }
-    if (response && response.status < 500) {
-      const answer = await response.json().catch(() => ({}));
-      if (response.ok) return answer;
-      if (response.status === 401) showLogin(answer.message);
-      throw { code: answer.code || String(response.status), message: answer.message || response.statusText };
-    }
-    if (!key || attempt >= 6) throw { code: "offline", message: "the studio could not be reached" };
-    say("Connection lost — retrying…", "refused", "retrying");
-    await new Promise((resolve) => setTimeout(resolve, delay));
-    delay = Math.min(delay * 2, 4000);
+  try {
+    return await postJSON(path, body, token, key, () => say("Connection lost — retrying…", "refused", "retrying"));
+  } catch (error) {
+    if (error.status === 401) showLogin(error.message);
+    throw error;
   }
 }
 
@@ -365,10 +346,7 @@ function refreshHistory() {
 }
 
 function showLogin(message) {
-  sessionStorage.removeItem(TOKEN);
-  $("login").hidden = false;
-  $("game").hidden = true;
-  $("login-error").textContent = message || "";
+  signedOut(TOKEN, message);
 }
 
 async function start() {
@@ -398,9 +376,7 @@ async function init() {
     say("This table does not exist.", "refused", "not_found");
     return;
   }
-  const money = new Intl.NumberFormat(undefined, { style: "currency", currency: info.currency });
-  const digits = money.resolvedOptions().maximumFractionDigits;
-  format = (amount) => money.format(amount / 10 ** digits);
+  format = moneyFormat(info.currency);
   chip = info.page.chips[0];
   $("chips").replaceChildren(...info.page.chips.map((value) => {
     const button = el("button", { type: "button", class: "chip", role: "radio", "data-chip": value,

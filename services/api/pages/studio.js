@@ -58,12 +58,13 @@ function secondsLeft(view, now = Date.now()) {
   return Math.max(0, Math.ceil((Date.parse(closes) - now) / 1000)) + " s";
 }
 
-// Follows a text/event-stream with fetch (so a bearer token can go in a header), reconnecting on loss.
-async function follow(url, headers, onValue, onStatus) {
+// Follows a text/event-stream with fetch (so a bearer token can go in a header), reconnecting on loss, until
+// ``signal`` (an AbortSignal, optional) aborts it.
+async function follow(url, headers, onValue, onStatus, signal) {
   let delay = 500;
-  for (;;) {
+  while (!(signal && signal.aborted)) {
     try {
-      const response = await fetch(url, { headers, cache: "no-store" });
+      const response = await fetch(url, { headers, cache: "no-store", signal });
       if (!response.ok) {
         let message = response.status + "";
         try { message = (await response.json()).message || message; } catch (_) { /* not JSON */ }
@@ -89,6 +90,7 @@ async function follow(url, headers, onValue, onStatus) {
         }
       }
     } catch (error) {
+      if (signal && signal.aborted) return;
       onStatus("offline", String(error));
     }
     await new Promise((resolve) => setTimeout(resolve, delay));
@@ -96,6 +98,50 @@ async function follow(url, headers, onValue, onStatus) {
   }
 }
 
+function newKey() {
+  return crypto.randomUUID ? crypto.randomUUID() : Date.now() + "-" + Math.random().toString(16).slice(2);
+}
+
+// A POST with the player's token. With an idempotency ``key`` (a request that moves money) it is retried with
+// that same key when the network or the server fails, so the server does it once whatever reaches it; ``onRetry``
+// is told. Resolves to the answer; rejects with {code, message, status}.
+async function postJSON(path, body, token, key = null, onRetry = () => {}) {
+  const headers = { "Content-Type": "application/json", Authorization: "Bearer " + token };
+  if (key) headers["Idempotency-Key"] = key;
+  let delay = 400;
+  for (let attempt = 0; ; attempt++) {
+    let response = null;
+    try {
+      response = await fetch(path, { method: "POST", headers, body: JSON.stringify(body), cache: "no-store" });
+    } catch (error) { /* the network dropped: retry below */ }
+    if (response && response.status < 500) {
+      const answer = await response.json().catch(() => ({}));
+      if (response.ok) return answer;
+      throw { code: answer.code || String(response.status), message: answer.message || response.statusText,
+              status: response.status };
+    }
+    if (!key || attempt >= 6) throw { code: "offline", message: "the studio could not be reached", status: 0 };
+    onRetry();
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(delay * 2, 4000);
+  }
+}
+
+// Amounts in minor units as the table's currency.
+function moneyFormat(currency) {
+  const money = new Intl.NumberFormat(undefined, { style: "currency", currency });
+  const digits = money.resolvedOptions().maximumFractionDigits;
+  return (amount) => money.format(amount / 10 ** digits);
+}
+
 function tableFromPath() {
   return decodeURIComponent(location.pathname.split("/").filter(Boolean).pop());
+}
+
+// A player's page without a valid sign-in: the token saved under ``key`` is forgotten and the form shown again.
+function signedOut(key, message) {
+  sessionStorage.removeItem(key);
+  document.getElementById("login").hidden = false;
+  document.getElementById("game").hidden = true;
+  document.getElementById("login-error").textContent = message || "";
 }

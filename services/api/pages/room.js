@@ -1,0 +1,251 @@
+// A Mậu Binh room: the seats (taken, ready, arranged), the countdown, the player's own 13 cards to arrange (from
+// their seat's private stream only), the showdown chi by chi, and the units each seat won or paid. Actions are the
+// room's API routes: sit (with an idempotency key), ready, leave, arrange.
+"use strict";
+
+const table = tableFromPath();
+const TOKEN = "studio.room.token";
+const SEATS = ["1", "2", "3", "4"];
+const PHASES = { seating: "Take a seat and get ready", dealing: "Dealing", arranging: "Arrange your chi",
+                 showdown: "Showdown", settled: "Result", void: "Hand void" };
+
+let token = sessionStorage.getItem(TOKEN) || "";
+let format = (amount) => String(amount);
+let unit = 1;
+let view = {}; // the room's public state
+let mine = { you: {}, wallet: {} }; // the player's own view: the seats they hold, their wallet
+let seatView = null; // their seat's private view: their cards, the suggestion
+let seatStream = null; // { seat, round, abort }
+let rows = null; // the arrangement being edited: [[5 codes], [5], [3]]
+let picked = null; // [row, index] of the first card tapped for a swap
+let busy = false;
+let sitKey = null;
+
+const $ = (id) => document.getElementById(id);
+
+function say(text, kind = "", code = "") {
+  $("message").textContent = text;
+  $("message").className = "message " + kind;
+  $("message").dataset.code = code;
+}
+
+async function act(action, body, key = null) {
+  if (busy) return null;
+  busy = true;
+  render();
+  try {
+    return await postJSON(`/v1/rounds/${encodeURIComponent(view.round_id)}/${action}`, body, token, key,
+                          () => say("Connection lost — retrying…", "refused", "retrying"));
+  } catch (error) {
+    say(error.message, "refused", error.code);
+    if (error.status === 401) showLogin(error.message);
+    return null;
+  } finally {
+    busy = false;
+    render();
+  }
+}
+
+function mySeat() {
+  return mine.round_id === view.round_id ? ((mine.you || {}).seats || [])[0] : undefined;
+}
+
+// ---- the seat's private stream: opened for the seat this player holds in the current round ----
+
+function followSeat() {
+  const seat = mySeat();
+  const want = seat ? seat + "@" + view.round_id : "";
+  if ((seatStream && seatStream.key) === want) return;
+  if (seatStream) seatStream.abort.abort();
+  seatStream = null;
+  seatView = null;
+  rows = null;
+  if (!seat) return;
+  const abort = new AbortController();
+  seatStream = { key: want, abort };
+  follow(`/v1/tables/${encodeURIComponent(table)}/seats/${seat}/stream`, { Authorization: "Bearer " + token },
+    (value) => {
+      seatView = value;
+      if (!rows && value.suggestion) rows = value.suggestion.chi.map((chi) => chi.slice());
+      render();
+    }, () => {}, abort.signal);
+}
+
+// ---- drawing ----
+
+function seatNode(seat) {
+  const taken = (view.seats || []).includes(seat);
+  const state = !taken ? "free" : (view.left || []).includes(seat) ? "left"
+    : view.phase === "seating" ? ((view.ready || []).includes(seat) ? "ready" : "not ready")
+    : (view.arranged || []).includes(seat) ? "arranged" : view.phase === "arranging" ? "arranging…" : "";
+  const node = el("div", { class: "seat" + (seat === mySeat() ? " mine" : ""), "data-seat": seat,
+                           "data-state": state },
+    el("strong", {}, "Seat " + seat + (seat === mySeat() ? " (you)" : "")), " ",
+    el("span", { class: "state" }, state));
+  const hand = ((view.hands || {})[seat] || {}).cards || [];
+  const own = seat === mySeat() && seatView ? ((seatView.hands || {})[seat] || {}).cards || [] : null;
+  const chis = (view.chi || {})[seat];
+  if (chis) {
+    chis.forEach((chi, index) => node.append(el("div", { class: "chi-row", "data-chi": index + 1 },
+      el("span", { class: "label" }, "chi " + (index + 1)), ...chi.cards.map(small), el("span", { class: "name" }, chi.name.replaceAll("_", " ")))));
+  } else if (hand.length) {
+    node.append(el("div", { class: "chi-row" }, ...(own || hand).map(small)));
+  }
+  const units = ((view.result || {}).units || {})[seat];
+  if (units !== undefined) {
+    node.append(el("div", { class: "units " + (units >= 0 ? "plus" : "minus"), "data-units": units },
+      (units > 0 ? "+" : "") + units + " units (" + format(units * unit) + ")"));
+  }
+  if (view.phase === "seating" && !taken && !mySeat()) {
+    node.append(button("Sit here", () => sit(seat), { "data-sit": seat }));
+  }
+  if (view.phase === "seating" && seat === mySeat()) {
+    if (!(view.ready || []).includes(seat)) node.append(button("Ready", () => act("ready", {}), { "data-ready": seat }));
+    node.append(button("Leave", () => act("leave", {}), { "data-leave": seat }));
+  }
+  return node;
+}
+
+function small(code) {
+  const node = cardNode(code);
+  node.classList.add("small");
+  return node;
+}
+
+function button(label, onClick, attrs = {}) {
+  const node = el("button", { type: "button", ...attrs }, label);
+  node.disabled = busy;
+  node.addEventListener("click", onClick);
+  return node;
+}
+
+async function sit(seat) {
+  sitKey = sitKey || newKey(); // one seat per click, whatever retries it takes
+  const answer = await act("sit", { seat }, sitKey);
+  sitKey = null;
+  if (answer) say(`You sit at seat ${seat}: ${format(answer.held)} held for the hand.`, "ok", "seated");
+}
+
+function renderArrange() {
+  const box = $("arrange");
+  const seat = mySeat();
+  const open = view.phase === "arranging" && seat && rows && !(view.arranged || []).includes(seat)
+    && !(view.left || []).includes(seat);
+  box.hidden = !open;
+  if (!open) return;
+  $("rows").replaceChildren(...rows.map((chi, row) => el("div", { class: "chi-row", "data-row": row + 1 },
+    el("span", { class: "label" }, "chi " + (row + 1)),
+    ...chi.map((code, index) => {
+      const node = cardNode(code);
+      if (picked && picked[0] === row && picked[1] === index) node.classList.add("picked");
+      node.addEventListener("click", () => tap(row, index));
+      return node;
+    }))));
+  $("submit").disabled = busy;
+}
+
+function tap(row, index) {
+  if (!picked) {
+    picked = [row, index];
+  } else {
+    const [r, i] = picked;
+    [rows[r][i], rows[row][index]] = [rows[row][index], rows[r][i]];
+    picked = null;
+  }
+  renderArrange();
+}
+
+function renderResult() {
+  const box = $("result");
+  const seat = mySeat();
+  const units = seat && view.result ? view.result.units[seat] : undefined;
+  box.hidden = units === undefined;
+  if (units === undefined) return;
+  box.replaceChildren(el("div", { class: "net " + (units >= 0 ? "plus" : "minus"), id: "net", "data-units": units },
+    `You ${units >= 0 ? "won" : "paid"} ${Math.abs(units)} unit${Math.abs(units) === 1 ? "" : "s"} ` +
+    `(${format(Math.abs(units) * unit)}) this hand.`));
+}
+
+function render() {
+  $("phase").textContent = PHASES[view.phase] || view.phase || "Waiting for the first hand";
+  $("timer").textContent = secondsLeft(view);
+  const shuffle = view.shuffle;
+  $("shuffle").textContent = !shuffle ? "Dealt from the studio's shoe." : shuffle.deck
+    ? "Shuffle revealed — check it with studio verify: commitment " + shuffle.commitment
+    : "Dealt online from a committed shuffle: " + shuffle.commitment;
+  $("seats").replaceChildren(...SEATS.map(seatNode));
+  const wallet = mine.wallet || {};
+  if (wallet.balance !== undefined) {
+    $("balance").textContent = format(wallet.balance);
+    $("balance").dataset.amount = wallet.balance;
+    $("held").textContent = format(wallet.held);
+  }
+  document.body.dataset.round = view.round_id || "";
+  document.body.dataset.phase = view.phase || "";
+  renderArrange();
+  renderResult();
+}
+
+// ---- start-up ----
+
+function showLogin(message) {
+  signedOut(TOKEN, message);
+}
+
+function status(state, message) {
+  $("status").textContent = state === "live" ? "live" : message || state;
+  $("status").className = "status " + state;
+  $("offline").hidden = state !== "offline";
+  if (state === "error" && /token/.test(message)) showLogin(message);
+}
+
+async function start() {
+  $("login").hidden = true;
+  $("game").hidden = false;
+  const me = await fetch("/v1/me", { headers: { Authorization: "Bearer " + token } });
+  if (!me.ok) {
+    showLogin("That token was not accepted.");
+    return;
+  }
+  follow(`/v1/tables/${encodeURIComponent(table)}/state/stream`, {}, (value) => {
+    if (value.round_id !== view.round_id) say("");
+    view = value;
+    followSeat();
+    render();
+  }, status);
+  follow(`/v1/tables/${encodeURIComponent(table)}/me/stream`, { Authorization: "Bearer " + token }, (value) => {
+    mine = value;
+    followSeat();
+    render();
+  }, status);
+}
+
+async function init() {
+  $("table").textContent = "Mậu Binh · " + table;
+  const info = await (await fetch(`/v1/tables/${encodeURIComponent(table)}`)).json().catch(() => null);
+  if (!info || info.game !== "maubinh") {
+    say("This is not a Mậu Binh room.", "refused", "not_found");
+    return;
+  }
+  format = moneyFormat(info.currency);
+  unit = info.settings.unit;
+  $("submit").addEventListener("click", async () => {
+    const [chi1, chi2, chi3] = rows;
+    if (await act("arrange", { chi1, chi2, chi3 })) say("Arrangement submitted.", "ok", "arranged");
+  });
+  $("suggest").addEventListener("click", () => {
+    if (seatView && seatView.suggestion) rows = seatView.suggestion.chi.map((chi) => chi.slice());
+    picked = null;
+    renderArrange();
+  });
+  $("login").addEventListener("submit", (event) => {
+    event.preventDefault();
+    token = $("token").value.trim();
+    sessionStorage.setItem(TOKEN, token);
+    start();
+  });
+  setInterval(() => { $("timer").textContent = secondsLeft(view); }, 250);
+  if (token) start(); else showLogin("");
+}
+
+init();

@@ -1,0 +1,104 @@
+"""A Mậu Binh room's page (``/room/{table}``) in a real browser on a live studio: two players take seats, get
+ready and arrange on their pages; each sees only their own cards until the showdown shows the chi one by one; the
+units shown are the database's. The room is dealt online (a committed shuffle), with the controller closing its
+windows. Skipped where Chromium is not installed, unless ``STUDIO_REQUIRE_BROWSER`` is set (as in CI)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services.games.shuffle import verify
+from services.rounds import queries
+from services.studio.assembly import RunningStudio, StudioConfig, running_studio
+from tests.browser.test_pages_in_chromium import browser  # noqa: F401 (the fixture)
+
+ROOM = {"unit": 10, "ready_ms": 60_000, "arranging_ms": 60_000, "showdown_ms": 1_500}
+
+RECORDER = """
+window.snapshots = [];
+new MutationObserver(() => {
+  const seats = {};
+  for (const seat of document.querySelectorAll(".seat")) {
+    seats[seat.dataset.seat] = { cards: [...seat.querySelectorAll(".card")].map((c) => c.dataset.card),
+                                 chi: seat.querySelectorAll("[data-chi]").length };
+  }
+  window.snapshots.push({ phase: document.body.dataset.phase || "", round: document.body.dataset.round || "",
+                          seats, arranging: [...document.querySelectorAll("#rows .card")].map((c) => c.dataset.card) });
+}).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+"""
+
+
+@pytest.fixture
+def live(mqtt_url: str, tmp_path: Path) -> Iterator[RunningStudio]:
+    room = f"r{uuid.uuid4().hex[:6]}"
+    config = StudioConfig(
+        tables=(), rooms=(room,), room_settings=ROOM, run_dir=tmp_path, mqtt_url=mqtt_url, result_pause_ms=60_000
+    )
+    with running_studio(config) as studio:
+        yield studio
+
+
+def enter(browser: Any, live: RunningStudio, name: str) -> Any:  # noqa: F811
+    token = live.players.register(name)
+    live.wallets.deposit(name, 100_000, key=f"fund-{name}", actor="test")
+    page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    page.add_init_script(RECORDER)
+    page.goto(f"{live.api_url}/room/{live.config.rooms[0]}")
+    page.fill("#token", token)
+    page.click("#login button[type=submit]")
+    page.wait_for_function("document.body.dataset.phase === 'seating'", timeout=20_000)
+    return page
+
+
+def test_two_players_sit_ready_arrange_and_watch_the_showdown_chi_by_chi(
+    browser: Any,  # noqa: F811
+    live: RunningStudio,
+) -> None:
+    ana, binh = enter(browser, live, "ana"), enter(browser, live, "binh")
+    round_id = ana.evaluate("document.body.dataset.round")
+    ana.click("[data-sit='1']")
+    ana.wait_for_selector("#message[data-code=seated]")
+    binh.wait_for_selector(".seat[data-seat='1'][data-state='not ready']")
+    assert binh.is_hidden("[data-sit='1']")  # taken
+    binh.click("[data-sit='2']")
+    binh.wait_for_selector("#message[data-code=seated]")
+    hold = live.wallets.balance("ana")["held"]
+    assert hold == 1_620  # 162 units × 10: the largest loss at a full table
+    ana.click("[data-ready='1']")
+    binh.click("[data-ready='2']")  # both ready: the shuffle deals
+
+    for page in (ana, binh):
+        page.wait_for_selector("#arrange:not([hidden]) #rows .card", timeout=20_000)
+    # ana swaps two cards of her chi 1 (same chi: still the suggestion's strength) and submits; binh submits his
+    ana.click("#rows [data-row='1'] .card:nth-child(2)")
+    ana.click("#rows [data-row='1'] .card:nth-child(3)")
+    ana.click("#submit")
+    ana.wait_for_selector("#message[data-code=arranged]")
+    binh.click("#submit")
+    binh.wait_for_selector("#message[data-code=arranged]")
+
+    for page in (ana, binh):
+        page.wait_for_selector("#net", timeout=30_000)
+    state = queries.round_state(live.service, round_id)
+    assert state["phase"] == "settled"
+    units = state["result"]["units"]
+    assert int(ana.get_attribute("#net", "data-units")) == units["1"] == -int(binh.get_attribute("#net", "data-units"))
+    assert live.wallets.balance("ana")["balance"] == 100_000 + 10 * units["1"]
+    shuffle = verify(**state["shuffle"])
+    deck = [str(card) for card in shuffle.deck]
+    own = {"ana": set(deck[0:26:2]), "binh": set(deck[1:26:2])}
+    for page, name, other in ((ana, "ana", "binh"), (binh, "binh", "ana")):
+        snapshots: list[dict[str, Any]] = page.evaluate("window.snapshots")
+        mine = [s for s in snapshots if s["round"] == round_id]
+        before = [s for s in mine if s["phase"] in ("seating", "dealing", "arranging")]
+        assert any(set(s["arranging"]) == own[name] for s in before), name  # her own 13 cards to arrange
+        for snapshot in before:  # nothing of the other hand before the showdown
+            shown = {c for seat in snapshot["seats"].values() for c in seat["cards"]} | set(snapshot["arranging"])
+            assert not shown & own[other], (name, shown & own[other])
+        revealed = [max(seat["chi"] for seat in s["seats"].values()) for s in mine if s["phase"] == "showdown"]
+        assert sorted(set(revealed)) == [1, 2, 3], (name, sorted(set(revealed)))  # chi 1, then 2, then 3
