@@ -4,11 +4,19 @@ dealt, a void — as commands, with their stored form. Each game adds its own mo
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, ClassVar, TypeVar
 
 from services.cards import Card
-from services.games.base import CardWanted, Game, GameError, GameSettingsError, NotExpectedError, NotYourMoveError
+from services.games.base import (
+    CardWanted,
+    Game,
+    GameError,
+    GameSettingsError,
+    NotExpectedError,
+    NotYourMoveError,
+    Window,
+)
 
 
 @dataclass(frozen=True)
@@ -32,7 +40,25 @@ class Void:
     reason: str
 
 
-RoomCommand = Sit | CloseSeating | Deal | Void
+@dataclass(frozen=True)
+class Ready:
+    player: str
+
+
+@dataclass(frozen=True)
+class Remove:
+    """The ready check ran out: ``seat``'s player, the one the others wait for, leaves the room."""
+
+    seat: str
+
+
+@dataclass(frozen=True)
+class Leave:
+    player: str
+
+
+RoomCommand = Sit | CloseSeating | Deal | Void | Ready | Remove | Leave
+FREED = "freed"  # an event (FREED, seat): the seat's player is out before the deal; their hold comes back at once
 
 
 def to_dict(command: object) -> dict[str, Any] | None:
@@ -46,6 +72,12 @@ def to_dict(command: object) -> dict[str, Any] | None:
             return {"type": "deal", "card": str(card)}
         case Void(reason=reason):
             return {"type": "void", "reason": reason}
+        case Ready(player=player):
+            return {"type": "ready", "player": player}
+        case Remove(seat=seat):
+            return {"type": "remove", "seat": seat}
+        case Leave(player=player):
+            return {"type": "leave", "player": player}
     return None
 
 
@@ -60,6 +92,12 @@ def from_dict(data: Mapping[str, Any]) -> RoomCommand | None:
             return Deal(Card.from_code(data["card"]))
         case "void":
             return Void(str(data["reason"]))
+        case "ready":
+            return Ready(str(data["player"]))
+        case "remove":
+            return Remove(str(data["seat"]))
+        case "leave":
+            return Leave(str(data["player"]))
     return None
 
 
@@ -75,6 +113,78 @@ def check_seating(command: Sit | CloseSeating, phase: str, seats: Mapping[str, s
             raise NotYourMoveError(f"seat {command.seat} is taken")
         if command.player in seats.values():
             raise NotYourMoveError(f"{command.player} already has a seat")
+
+
+@dataclass
+class Seating:
+    """The seats of a room's round before its deal, and the ready check: the deal starts when every seated player
+    (two at least) is ready; when all but one are, that one has ``ready_ms`` (the game's setting) before
+    ``Remove`` takes their seat. Leaving before the deal frees the seat. ``serial`` changes whenever the check
+    starts over (a seat taken or freed, a player ready), so its window restarts."""
+
+    names: tuple[str, ...]  # the room's seats, in deal order
+    seats: dict[str, str] = field(default_factory=dict)  # seat -> player
+    ready: set[str] = field(default_factory=set)  # players
+    out: dict[str, str] = field(default_factory=dict)  # seat -> the player who left it before the deal, or was removed
+    serial: int = 0
+
+    @property
+    def players(self) -> list[str]:
+        return [self.seats[seat] for seat in self.names if seat in self.seats]
+
+    def seat_of(self, player: str) -> str:
+        return next(seat for seat, holder in self.seats.items() if holder == player)
+
+    def waited_for(self) -> str | None:
+        """The one seat whose player is not ready while the others are (the ready check's window is open)."""
+        unready = [seat for seat in self.names if seat in self.seats and self.seats[seat] not in self.ready]
+        return unready[0] if self.ready and len(unready) == 1 else None
+
+    def all_ready(self) -> bool:
+        return len(self.seats) >= 2 and self.ready >= set(self.seats.values())
+
+    def verify(self, command: Sit | Ready | Remove | Leave, phase: str) -> None:
+        """Refuse what the seats cannot take now (``phase`` is the round's), naming why."""
+        match command:
+            case Sit():
+                check_seating(command, phase, self.seats, self.names)
+            case Ready(player=player) | Leave(player=player) if player not in self.seats.values():
+                raise NotYourMoveError(f"{player} has no seat in this round")
+            case Ready(player=player):
+                if phase != "seating":
+                    raise NotExpectedError(f"not now (phase {phase})")
+                if player in self.ready:
+                    raise NotExpectedError(f"{player} is ready already")
+            case Remove(seat=seat):
+                if phase != "seating" or self.waited_for() != seat:
+                    raise NotExpectedError(f"seat {seat} is not the one player the others wait for")
+
+    def apply(self, command: Sit | Ready | Remove | Leave) -> list[Any]:
+        """Change the seats; ``Leave`` here is a leave before the deal. Returns the events."""
+        self.serial += 1
+        match command:
+            case Sit(player=player, seat=seat):
+                self.seats[seat] = player
+                return [("seated", seat)]
+            case Ready(player=player):
+                self.ready.add(player)
+                return [("ready", self.seat_of(player))]
+            case Remove(seat=seat):
+                self.ready.discard(self.seats[seat])
+                self.out[seat] = self.seats.pop(seat)
+                return [("removed", seat), (FREED, seat)]
+            case Leave(player=player):
+                seat = self.seat_of(player)
+                self.ready.discard(player)
+                self.out[seat] = self.seats.pop(seat)
+                return [("left", seat), (FREED, seat)]
+        raise NotExpectedError(f"not a seating command: {command!r}")
+
+    def window(self, ready_ms: int) -> Window | None:
+        seat = self.waited_for()
+        if seat is None:
+            return None
+        return Window("ready", ready_ms, seat, f"seat {seat} to be ready (the others are)", serial=self.serial)
 
 
 def check_deal(phase: str, dealt: Sequence[Card], card: Card) -> None:

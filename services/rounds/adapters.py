@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from services.games.base import Game, Window
 from services.games.base import game as game_named
-from services.games.rooms import Sit
+from services.games.rooms import FREED, Sit
 from services.ledger import idempotency
 
 if TYPE_CHECKING:
@@ -139,6 +139,38 @@ class Adapter:
 
     def set_profile(self, service: RoundService, player: str, name: str, value: Any) -> None:
         raise NotImplementedError(name)  # only names in ``profile_settings`` reach here
+
+
+class RoomAdapter(Adapter):
+    """A room game's adapter: a seat given up before the deal (the engine's ``FREED`` event: the player left, or
+    the ready check removed them) gets its hold back in the same transaction."""
+
+    def close(
+        self, service: RoundService, session: Session, round_: Round, engine: Any, window: Window, actor: str
+    ) -> list[Any]:
+        events = super().close(service, session, round_, engine, window, actor)
+        release_freed(service, session, round_, events)
+        return events
+
+    def command_freeing(self, service: RoundService, round_id: str, command: Any, actor: str) -> Applied:
+        """Append ``command`` (a player's), releasing the hold of any seat it frees."""
+
+        def work(session: Session) -> Applied:
+            round_ = service.locked_round(session, round_id)
+            engine = service.engine(session, round_)
+            events = service.append(session, round_, engine, command, actor)
+            release_freed(service, session, round_, events)
+            return service.applied(session, round_, events, engine)
+
+        return service.run(work)
+
+
+def release_freed(service: RoundService, session: Session, round_: Round, events: list[Any]) -> None:
+    """Give back the hold of every seat the events say was freed before the deal."""
+    ledger = service.ledger(session, round_.table_id)
+    for event in events:
+        if isinstance(event, tuple) and event[0] == FREED:
+            ledger.void_holds(round_.id, f"seat:{event[1]}")
 
 
 _ADAPTERS: dict[str, Adapter] = {}

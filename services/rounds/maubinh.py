@@ -6,24 +6,22 @@ back in the same transaction: the engine reports it as a ``FREED`` event.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
-from sqlalchemy.orm import Session
 
 from services.cards import Card
-from services.games.base import Window
-from services.games.maubinh.port import FREED, Arrange, Leave, Ready
+from services.games.maubinh.port import Arrange
+from services.games.rooms import Leave, Ready
 from services.rounds.adapters import (
     Action,
-    Adapter,
     AppliedOut,
+    RoomAdapter,
     Strict,
     applied_out,
     register,
     seat_action,
 )
-from services.rounds.models import Round
 from services.rounds.service import Applied, RoundService
 
 Code = Annotated[str, Field(min_length=2, max_length=2, description="rank + suit, e.g. 'QH'")]
@@ -57,7 +55,7 @@ def leave(service: RoundService, player: str, round_id: str, _body: LeaveIn, _ke
     return applied_out(ADAPTER.leave(service, player, round_id))
 
 
-class MauBinhAdapter(Adapter):
+class MauBinhAdapter(RoomAdapter):
     game_name = "maubinh"
     actions = (
         seat_action("Take a seat; the room's hold (the largest loss of a hand) is taken."),
@@ -69,29 +67,7 @@ class MauBinhAdapter(Adapter):
     )  # fmt: skip
 
     def leave(self, service: RoundService, player: str, round_id: str) -> Applied:
-        def work(session: Session) -> Applied:
-            round_ = service.locked_round(session, round_id)
-            engine = service.engine(session, round_)
-            events = service.append(session, round_, engine, Leave(player), player)
-            release_freed(service, session, round_, events)
-            return service.applied(session, round_, events, engine)
-
-        return service.run(work)
-
-    def close(
-        self, service: RoundService, session: Session, round_: Round, engine: Any, window: Window, actor: str
-    ) -> list[Any]:
-        events = super().close(service, session, round_, engine, window, actor)
-        release_freed(service, session, round_, events)
-        return events
-
-
-def release_freed(service: RoundService, session: Session, round_: Round, events: list[Any]) -> None:
-    """Give back the hold of every seat the events say was freed before the deal."""
-    ledger = service.ledger(session, round_.table_id)
-    for event in events:
-        if isinstance(event, tuple) and event[0] == FREED:
-            ledger.void_holds(round_.id, f"seat:{event[1]}")
+        return self.command_freeing(service, round_id, Leave(player), player)
 
 
 ADAPTER = MauBinhAdapter()

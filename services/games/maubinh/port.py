@@ -5,7 +5,8 @@ Players take seats (2–4) and say they are ready; each seat holds the largest l
 table allows (``MauBinhSettings.largest_loss(4)`` × ``unit``), so a loss never passes the hold. The
 deal starts when every seated player (at least two) is ready; a player still not ready
 ``ready_ms`` after all the others are is removed; leaving or being removed before the deal gives the
-hold back at once (the adapter releases the holds of ``FREED`` seats). The deal
+hold back at once (the adapter releases the holds of ``FREED`` seats). Seats and the ready check are
+``rooms.Seating``, which every room game can use. The deal
 comes from the shoe one card at a time in seat order, face down: each player sees only their own
 13 cards. Then everyone arranges within ``arranging_ms`` (a player who has not submitted gets the
 auto-arrangement); a player may leave before the showdown and loses every chi as the spec says.
@@ -39,25 +40,12 @@ from services.games.maubinh.ranking import category_of
 from services.games.maubinh.scoring import money, score_table
 from services.games.maubinh.settings import MauBinhSettings
 from services.games.maubinh.showdown import result_to_dict
-from services.games.rooms import Deal, RoomGame, Sit, Void
+from services.games.rooms import Deal, Leave, Ready, Remove, RoomGame, Seating, Sit, Void
 
 SEATS: Final = ("1", "2", "3", "4")
 CHIS: Final = 3
 NUMBER: Final = {card: number for number, card in enumerate(CARDS)}
 LARGEST: Final = 10**12
-FREED: Final = "freed"  # an event: the seat's player is out of the hand before the deal, their hold comes back
-
-
-@dataclass(frozen=True)
-class Ready:
-    player: str
-
-
-@dataclass(frozen=True)
-class Remove:
-    """The ready check ran out: ``seat``'s player, the one not ready, leaves the room."""
-
-    seat: str
 
 
 @dataclass(frozen=True)
@@ -66,11 +54,6 @@ class Arrange:
     chi1: tuple[Card, ...]
     chi2: tuple[Card, ...]
     chi3: tuple[Card, ...]
-
-
-@dataclass(frozen=True)
-class Leave:
-    player: str
 
 
 @dataclass(frozen=True)
@@ -110,29 +93,27 @@ class RoomSettings:
 class Room:
     settings: RoomSettings
     phase: str = "seating"
-    seats: dict[str, str] = field(default_factory=dict)  # seat -> player, in the hand
-    ready: set[str] = field(default_factory=set)  # players
-    out: dict[str, str] = field(default_factory=dict)  # seat -> player who left it before the deal (or was removed)
+    seating: Seating = field(default_factory=lambda: Seating(SEATS))
     dealt: list[Card] = field(default_factory=list)
     hands: dict[str, Hand] = field(default_factory=dict)  # player -> arranged
-    left: set[str] = field(default_factory=set)
+    left: set[str] = field(default_factory=set)  # players who left after the deal
     revealed: int = 0  # chi shown so far in the showdown
     commands: list[Command] = field(default_factory=list)
     events: list[Any] = field(default_factory=list)
-    ready_serial: int = 0  # changes whenever the ready check starts over
+
+    @property
+    def seats(self) -> dict[str, str]:
+        return self.seating.seats
 
     @property
     def players(self) -> list[str]:
-        return [self.seats[seat] for seat in SEATS if seat in self.seats]
+        return self.seating.players
 
     def seat_of(self, player: str) -> str:
-        return next(seat for seat, holder in self.seats.items() if holder == player)
+        return self.seating.seat_of(player)
 
     def dealt_to(self, player: str) -> list[Card]:
         return rooms.dealt_to(self.dealt, self.players, player)
-
-    def unready(self) -> list[str]:
-        return [seat for seat in SEATS if seat in self.seats and self.seats[seat] not in self.ready]
 
 
 class MauBinh(RoomGame[Room]):
@@ -148,15 +129,8 @@ class MauBinh(RoomGame[Room]):
 
     def verify(self, round_: Room, command: Command) -> None:
         match command:
-            case Sit():
-                rooms.check_seating(command, round_.phase, round_.seats, SEATS)
-            case Ready(player=player):
-                self._seated(round_, player, "seating")
-                if player in round_.ready:
-                    raise NotExpectedError(f"{player} is ready already")
-            case Remove(seat=seat):
-                if round_.phase != "seating" or round_.unready() != [seat] or not round_.ready:
-                    raise NotExpectedError(f"seat {seat} is not the one player the others wait for")
+            case Sit() | Ready() | Remove():
+                round_.seating.verify(command, round_.phase)
             case Deal(card=card):
                 rooms.check_deal(round_.phase, round_.dealt, card)
             case Arrange(player=player):
@@ -183,18 +157,8 @@ class MauBinh(RoomGame[Room]):
         self.verify(round_, command)
         events: list[Any] = []
         match command:
-            case Sit(player=player, seat=seat):
-                round_.seats[seat] = player
-                round_.ready_serial += 1
-                events.append(("seated", seat))
-            case Ready(player=player):
-                round_.ready.add(player)
-                round_.ready_serial += 1
-                events.append(("ready", round_.seat_of(player)))
-            case Remove(seat=seat):
-                round_.out[seat] = round_.seats.pop(seat)
-                round_.ready_serial += 1
-                events += [("removed", seat), (FREED, seat)]
+            case Sit() | Ready() | Remove():
+                events += round_.seating.apply(command)
             case Deal(card=card):
                 round_.dealt.append(card)
                 events.append(("dealt", len(round_.dealt)))
@@ -221,7 +185,7 @@ class MauBinh(RoomGame[Room]):
             case Void():
                 round_.phase = "void"
                 events.append(("voided",))
-        if round_.phase == "seating" and len(round_.seats) >= 2 and not round_.unready():
+        if round_.phase == "seating" and round_.seating.all_ready():
             round_.phase = "dealing"
             events.append(("dealing",))
         if round_.phase == "arranging" and all(p in round_.hands or p in round_.left for p in round_.players):
@@ -233,14 +197,10 @@ class MauBinh(RoomGame[Room]):
         return events
 
     def _leave(self, round_: Room, player: str) -> list[Any]:
-        seat = round_.seat_of(player)
         if round_.phase == "seating":  # not in a hand yet: the seat is free again, the hold comes back now
-            round_.out[seat] = round_.seats.pop(seat)
-            round_.ready.discard(player)
-            round_.ready_serial += 1
-            return [("left", seat), (FREED, seat)]
+            return round_.seating.apply(Leave(player))
         round_.left.add(player)
-        return [("left", seat)]
+        return [("left", round_.seat_of(player))]
 
     def commands(self, round_: Room) -> Sequence[Command]:
         return round_.commands
@@ -250,15 +210,9 @@ class MauBinh(RoomGame[Room]):
 
     def move_to_dict(self, command: object) -> dict[str, Any] | None:
         match command:
-            case Ready(player=player):
-                return {"type": "ready", "player": player}
-            case Remove(seat=seat):
-                return {"type": "remove", "seat": seat}
             case Arrange(player=player, chi1=chi1, chi2=chi2, chi3=chi3):
                 chis = [[str(card) for card in chi] for chi in (chi1, chi2, chi3)]
                 return {"type": "arrange", "player": player, "chi": chis}
-            case Leave(player=player):
-                return {"type": "leave", "player": player}
             case CloseArranging():
                 return {"type": "close_arranging"}
             case Reveal():
@@ -267,15 +221,9 @@ class MauBinh(RoomGame[Room]):
 
     def move_from_dict(self, data: Mapping[str, Any]) -> Command | None:
         match data.get("type"):
-            case "ready":
-                return Ready(str(data["player"]))
-            case "remove":
-                return Remove(str(data["seat"]))
             case "arrange":
                 chi1, chi2, chi3 = (tuple(Card.from_code(code) for code in chi) for chi in data["chi"])
                 return Arrange(str(data["player"]), chi1, chi2, chi3)
-            case "leave":
-                return Leave(str(data["player"]))
             case "close_arranging":
                 return CloseArranging()
             case "reveal":
@@ -284,8 +232,8 @@ class MauBinh(RoomGame[Room]):
 
     def timeout(self, round_: Room) -> Command:
         match round_.phase:
-            case "seating" if round_.ready and len(round_.unready()) == 1:
-                return Remove(round_.unready()[0])
+            case "seating" if (seat := round_.seating.waited_for()) is not None:
+                return Remove(seat)
             case "arranging":
                 return CloseArranging()
             case "showdown":
@@ -297,10 +245,8 @@ class MauBinh(RoomGame[Room]):
     def expecting(self, round_: Room) -> Expecting:
         settings = round_.settings
         match round_.phase:
-            case "seating" if round_.ready and len(round_.unready()) == 1:
-                seat = round_.unready()[0]
-                text = f"seat {seat} to be ready (the others are)"
-                return Window("ready", settings.ready_ms, seat, text, serial=round_.ready_serial)
+            case "seating":
+                return round_.seating.window(settings.ready_ms)
             case "dealing":
                 return rooms.next_card(round_.seats, round_.players, len(round_.dealt))
             case "arranging":
@@ -338,7 +284,7 @@ class MauBinh(RoomGame[Room]):
         view: dict[str, Any] = {
             "phase": round_.phase,
             "seats": sorted(round_.seats),
-            "ready": sorted(round_.seat_of(p) for p in round_.ready if p in round_.seats.values()),
+            "ready": sorted(round_.seat_of(p) for p in round_.seating.ready if p in round_.seats.values()),
             "arranged": sorted(round_.seat_of(p) for p in round_.hands),
             "left": sorted(round_.seat_of(p) for p in round_.left),
             "hands": {

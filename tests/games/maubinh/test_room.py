@@ -14,19 +14,8 @@ from services.cards import Card
 from services.games.base import DEALER, PUBLIC, GameError, NotExpectedError, NotYourMoveError, Window, viewer
 from services.games.maubinh import HandError, score_table
 from services.games.maubinh.hand import LEFT, Hand
-from services.games.maubinh.port import (
-    FREED,
-    MAUBINH,
-    NUMBER,
-    Arrange,
-    CloseArranging,
-    Leave,
-    Ready,
-    Remove,
-    Reveal,
-    Room,
-)
-from services.games.rooms import Deal, Sit
+from services.games.maubinh.port import MAUBINH, NUMBER, Arrange, CloseArranging, Reveal, Room
+from services.games.rooms import FREED, Deal, Leave, Ready, Remove, Sit
 
 DECK = [Card.from_code(rank + suit) for rank in "23456789TJQKA" for suit in "SHDC"]
 
@@ -65,7 +54,7 @@ def test_the_deal_waits_for_everyone_ready_and_the_ready_check_removes_the_one_w
     with pytest.raises(NotExpectedError):
         MAUBINH.apply(room, Remove("1"))  # only the one not ready can be removed
     events = MAUBINH.apply(room, MAUBINH.timeout(room))
-    assert (FREED, "3") in events and room.seats == {"1": "ana", "2": "binh"} and room.out == {"3": "chai"}
+    assert (FREED, "3") in events and room.seats == {"1": "ana", "2": "binh"} and room.seating.out == {"3": "chai"}
     assert room.phase == "dealing"  # the two left are ready
     with pytest.raises(NotExpectedError):
         MAUBINH.apply(room, Ready("ana"))
