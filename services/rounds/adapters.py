@@ -120,6 +120,9 @@ class Adapter:
         """End the open ``window``: append what its end means; returns the events."""
         return service.append(session, round_, engine, self.game.timeout(engine), actor)
 
+    def opened(self, service: RoundService, session: Session, round_: Round, engine: Any) -> None:
+        """A round of the game was just opened (in this transaction): append what it starts with, if anything."""
+
     def settled(self, service: RoundService, session: Session, round_: Round, engine: Any) -> None:
         """Write what the game keeps of a settled (or recalculated) round besides the ledger's postings."""
 

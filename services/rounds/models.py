@@ -124,3 +124,16 @@ class TableDealer(Base):
     table_id: Mapped[str] = mapped_column(ForeignKey("game_tables.id"), primary_key=True)
     dealer: Mapped[str] = mapped_column(ForeignKey("players.id"), primary_key=True, index=True)
     assigned_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ExperienceAward(Base):
+    """The experience points (ĐKN) a Tiến Lên round gave a player who played it to the end; one row per round and
+    player, so a round is never counted twice. A player's ĐKN is the sum of theirs."""
+
+    __tablename__ = "experience_awards"
+    __table_args__ = (Index("ix_experience_awards_player", "player"),)
+
+    round_id: Mapped[str] = mapped_column(ForeignKey("rounds.id"), primary_key=True)
+    player: Mapped[str] = mapped_column(String(64), primary_key=True)
+    points: Mapped[int] = mapped_column(BigInteger)
+    awarded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

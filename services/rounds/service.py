@@ -159,6 +159,8 @@ class RoundService:
                 round_.shuffle_deck = ",".join(str(card) for card in shuffle.deck)
                 round_.shuffle_salt = shuffle.salt
             session.add(round_)
+            session.flush()
+            adapter(port.name).opened(self, session, round_, engine)
             return round_id
 
         return run_transaction(self.sessions, work)
@@ -345,7 +347,7 @@ class RoundService:
             if round_ is None:
                 raise ForbiddenError(f"table {table_id} has no round yet: seat {seat} is nobody's")
             port = self.game_of(session, round_)
-            with self._engine_of(session, round_, port) as engine:
+            with self.reading(session, round_) as engine:
                 if port.seats(engine).get(seat) != player_id:
                     raise ForbiddenError(f"seat {seat} of round {round_.id} is not {player_id}'s")
                 return state_header(round_) | {"seat": seat} | port.view(engine, viewer(player_id))
@@ -357,7 +359,7 @@ class RoundService:
             if round_ is None:
                 raise NotFoundError(f"round {round_id!r} does not exist")
             port = self.game_of(session, round_)
-            with self._engine_of(session, round_, port) as engine:
+            with self.reading(session, round_) as engine:
                 return port.seats(engine)
 
     def player_view(self, table_id: str, player_id: str) -> dict[str, Any]:
@@ -368,7 +370,7 @@ class RoundService:
             if round_ is None:
                 return {"v": 1, "round_id": None, "table_id": table_id, "phase": None, "you": {}}
             port = self.game_of(session, round_)
-            with self._engine_of(session, round_, port) as engine:
+            with self.reading(session, round_) as engine:
                 you = adapter(port.name).yours(self, session, round_, engine, player_id)
                 return state_header(round_) | {"phase": port.phase(engine), "you": you}
 
@@ -380,8 +382,9 @@ class RoundService:
         return round_
 
     @contextmanager
-    def _engine_of(self, session: Session, round_: Round, port: Game[Any, Any]) -> Iterator[Any]:
+    def reading(self, session: Session, round_: Round) -> Iterator[Any]:
         """The cached engine of ``round_`` to read (never change) inside the block."""
+        port = self.game_of(session, round_)
         engine = self.engines.take(session, round_, port)
         try:
             yield engine

@@ -124,7 +124,7 @@ def test_late_bets_and_idempotent_retries(studio: Studio) -> None:
 
 def test_threshold_identity_health_and_openapi(studio: Studio) -> None:
     response = studio.client.put("/v1/me/threshold", json={"threshold": 2}, headers=studio.auth("ana"))
-    assert response.json() == {"id": "ana", "role": "player", "threshold": 2}
+    assert response.json() == {"id": "ana", "role": "player", "threshold": 2, "experience": 0}  # Tiến Lên ĐKN
     studio.clock.advance(seconds=1)
     assert studio.client.get("/v1/me", headers=studio.auth("ana")).json()["threshold"] == 2
     response = studio.client.put("/v1/me/threshold", json={"threshold": 6}, headers=studio.auth("ana"))

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 
 from services.api.app import create_app
 from services.games.shuffle import verify
+from services.rounds.models import RoundLogEntry
 from services.rounds.players import PlayerService
 from services.rounds.service import RoundService
 
@@ -149,3 +150,47 @@ def test_full_online_mau_binh_hands_with_a_kick_and_a_leaver_settle_to_zero_with
         wallet = room.client.get("/v1/wallet", headers=room.auth(name)).json()
         assert wallet["held"] == 0 and wallet["balance"] == 100_000 + 10 * result[str(seat)]
         assert -10 * result[str(seat)] <= 1_620
+
+
+def play_out(room: Room, round_id: str) -> dict[str, Any]:
+    """Every turn runs out (the controller's timeouts) until the round is over; its public state then."""
+    for _ in range(200):
+        state = room.client.get(f"/v1/rounds/{round_id}", headers=room.auth("ana")).json()
+        if state["phase"] in ("settled", "void"):
+            return state
+        room.service.close_window(round_id, "test")
+    raise AssertionError(f"round {round_id} did not end")
+
+
+def test_tien_len_rounds_go_on_from_the_last_winner_and_award_experience_points(room: Room) -> None:
+    first = room.open("tl2", "tienlen", {"unit": 10, "hold_units": 80})
+    for seat, name in (("1", "ana"), ("2", "binh")):
+        room.act(name, first, "sit", {"seat": seat})
+    room.service.close_window(first, "test")  # seating ends: dealt online
+    ended = play_out(room, first)
+    winner_seat = ended["result"]["winner"]
+    winner = {"1": "ana", "2": "binh"}[winner_seat]
+    for name in ("ana", "binh"):  # tier 1: one point each for a round played to its end
+        assert room.client.get("/v1/me", headers=room.auth(name)).json()["experience"] == 1
+
+    second = room.client.post("/v1/operator/tables/tl2/rounds", json={}, headers=room.auth("op")).json()["round_id"]
+    with room.service.sessions() as session:
+        opening = session.scalars(select(RoundLogEntry.command).where(RoundLogEntry.round_id == second)).all()
+    carried = json.loads(opening[0])
+    assert len(opening) == 1 and carried["type"] == "continue" and carried["previous_winner"] == winner
+    for seat, name in (("1", "ana"), ("2", "binh")):
+        room.act(name, second, "sit", {"seat": seat})
+    engine = room.service.close_window(second, "test").engine.engine
+    if not carried["after_instant_win"] and engine.result is None:  # neither round ended on an instant win
+        assert not engine.starting_round and engine.leader == winner  # the previous winner leads, any card
+    play_out(room, second)
+    assert room.client.get("/v1/me", headers=room.auth("ana")).json()["experience"] == 2
+
+
+def test_a_room_above_a_players_experience_refuses_them_with_both_numbers(room: Room) -> None:
+    round_id = room.open("tl3", "tienlen", {"unit": 10, "hold_units": 80, "tier": 2})
+    headers = room.auth("ana") | {"Idempotency-Key": "tier2"}
+    response = room.client.post(f"/v1/rounds/{round_id}/sit", json={"seat": "1"}, headers=headers)
+    assert response.status_code == 403 and response.json()["code"] == "room_tier_too_high"
+    assert "100" in response.json()["message"] and "has 0" in response.json()["message"]
+    assert room.client.get("/v1/wallet", headers=room.auth("ana")).json()["held"] == 0  # nothing taken

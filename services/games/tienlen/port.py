@@ -7,8 +7,10 @@ turns; a turn that runs out plays the engine's ``timeout_command`` (a pass, or t
 single card). Payments in units × ``unit`` go to the ledger; a loss past the hold is taken from the
 wallet and then recorded as a debt (``Payout.beyond_hold``).
 
-Every round of a room is dealt as a starting round here (the 3♠ leads); the series rules (the
-previous winner leads) come with the room's series record.
+Who leads follows the room's series (``series.Series``): the round's first command, ``Continue``,
+carries what the table remembers from its earlier rounds (the previous winner, cóng streaks), and
+the deal's end asks it whether this is a starting round (3♠ leads) or who leads. A room's ``tier``
+(``experience.DEFAULT_TIERS``) sets the experience points a player needs to sit and earns per round.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from services.games.tienlen import cards as tl
 from services.games.tienlen.engine import HAND_SIZE, TienLenRound
 from services.games.tienlen.errors import IllegalPlayError
 from services.games.tienlen.events import Pass, Play
+from services.games.tienlen.experience import DEFAULT_TIERS
+from services.games.tienlen.series import Series
 from services.games.tienlen.settings import TienLenSettings
 
 SEATS = ("1", "2", "3", "4")
@@ -46,16 +50,36 @@ class RoomSettings:
     hold_units: int = 80  # held from each seated player for the round
     seating_ms: int = 20_000
     turn_ms: int = 20_000
+    tier: int = 1  # of experience.DEFAULT_TIERS: the ĐKN needed to sit, and the award per round played
     deal: str = "shoe"  # or "online": a committed server shuffle deals (rooms.DEALS)
     rules: TienLenSettings = field(default_factory=TienLenSettings)
 
     def __post_init__(self) -> None:
         rooms.check_room_settings(self, LARGEST // 1000)
+        if self.tier > len(DEFAULT_TIERS):
+            raise GameSettingsError(f"setting tier: expected 1–{len(DEFAULT_TIERS)}, got {self.tier}")
         if self.unit * self.hold_units > LARGEST:
             raise GameSettingsError(f"settings unit × hold_units: {self.unit * self.hold_units:,} is above {LARGEST:,}")
 
 
-Command = Sit | CloseSeating | Deal | Play | Pass | Void
+@dataclass(frozen=True)
+class Continue:
+    """The round goes on from the table's earlier rounds: who won the last, whether by an instant win, and each
+    player's cóng streak (rounds in a row without playing a card). Only as the round's first command."""
+
+    previous_winner: str | None
+    after_instant_win: bool
+    cong_streak: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def of(cls, series: Series) -> Continue:
+        return cls(series.previous_winner, series.after_instant_win, tuple(sorted(series.cong_streak.items())))
+
+    def series(self) -> Series:
+        return Series(self.previous_winner, self.after_instant_win, dict(self.cong_streak))
+
+
+Command = Sit | CloseSeating | Deal | Play | Pass | Void | Continue
 
 
 @dataclass
@@ -65,6 +89,7 @@ class Room:
     settings: RoomSettings
     phase: str = "seating"
     seats: dict[str, str] = field(default_factory=dict)  # seat -> player
+    series: Series = field(default_factory=Series)  # what the table remembers of its earlier rounds
     dealt: list[Card] = field(default_factory=list)
     engine: TienLenRound | None = None
     commands: list[Command] = field(default_factory=list)
@@ -94,6 +119,9 @@ class TienLen(RoomGame[Room]):
         match command:
             case Sit() | CloseSeating():
                 rooms.check_seating(command, round_.phase, round_.seats, SEATS)
+            case Continue():
+                if round_.commands:
+                    raise NotExpectedError("the series is carried only by a round's first command")
             case Deal(card=card):
                 rooms.check_deal(round_.phase, round_.dealt, card)
             case Play(player=player, cards=cards):
@@ -115,13 +143,18 @@ class TienLen(RoomGame[Room]):
             case CloseSeating():
                 round_.phase = "dealing" if len(round_.seats) >= 2 else "settled"  # one player: nothing to play
                 events.append(("seating_closed", len(round_.seats)))
+            case Continue():
+                round_.series = command.series()
+                events.append(("series", command.previous_winner))
             case Deal(card=card):
                 round_.dealt.append(card)
                 events.append(("dealt", len(round_.dealt)))
                 if len(round_.dealt) == HAND_SIZE * len(round_.seats):
                     hands = {p: [tl.strength(c) for c in round_.hand_of(p)] for p in round_.players}
+                    start = round_.series.next_round(round_.players)
                     engine = TienLenRound(
-                        round_.players, hands, starting_round=True, settings=round_.settings.rules
+                        round_.players, hands, starting_round=start.starting_round, leader=start.leader,
+                        settings=round_.settings.rules,
                     )  # fmt: skip
                     round_.engine = engine
                     round_.phase = "playing" if engine.result is None else "settled"  # an instant win ends it
@@ -150,6 +183,9 @@ class TienLen(RoomGame[Room]):
                 return {"type": "play", "player": player, "cards": tl.codes(cards)}
             case Pass(player=player):
                 return {"type": "pass", "player": player}
+            case Continue(previous_winner=winner, after_instant_win=instant, cong_streak=streak):
+                return {"type": "continue", "previous_winner": winner, "after_instant_win": instant,
+                        "cong_streak": [list(item) for item in streak]}  # fmt: skip
         return None
 
     def move_from_dict(self, data: Mapping[str, Any]) -> Command | None:
@@ -158,6 +194,10 @@ class TienLen(RoomGame[Room]):
                 return Play(str(data["player"]), tl.parse(data["cards"]))
             case "pass":
                 return Pass(str(data["player"]))
+            case "continue":
+                winner = data["previous_winner"]
+                streak = tuple((str(player), int(count)) for player, count in data["cong_streak"])
+                return Continue(None if winner is None else str(winner), bool(data["after_instant_win"]), streak)
         return None
 
     def timeout(self, round_: Room) -> Command:
@@ -241,6 +281,15 @@ class TienLen(RoomGame[Room]):
         if engine is None or engine.result is None:
             return {"winner": None, "units": {}}
         return {"winner": engine.result.winner, "units": dict(engine.result.payments)}
+
+    def series_after(self, round_: Room) -> Series:
+        """What the table remembers after this round: its series with the round's result recorded (a round
+        that did not finish — void, or too few players — changes nothing)."""
+        series = Series(round_.series.previous_winner, round_.series.after_instant_win, dict(round_.series.cong_streak))
+        engine = round_.engine
+        if round_.phase == "settled" and engine is not None and engine.result is not None:
+            series.record(round_.players, engine.result)
+        return series
 
     # ---- internals ---------------------------------------------------------------------
 

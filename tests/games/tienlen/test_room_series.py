@@ -1,0 +1,53 @@
+"""A Tiến Lên room's round carries the table's series: who won the last round, cóng streaks; the deal's end asks
+it who leads (the spec's "first lead" rules across rounds, in services/games/tienlen/series.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hardware.sim import shuffled_deck
+from services.cards import Card
+from services.games.base import NotExpectedError
+from services.games.rooms import CloseSeating, Deal, Sit
+from services.games.tienlen.port import TIENLEN, Continue, Room
+from services.games.tienlen.series import Series
+
+
+def dealt(series: Series | None = None, seed: int = 1) -> Room:
+    room = TIENLEN.new_round(TIENLEN.settings({}))
+    if series is not None:
+        TIENLEN.apply(room, Continue.of(series))
+    for seat, player in (("1", "ana"), ("2", "binh"), ("3", "chai")):
+        TIENLEN.apply(room, Sit(player, seat))
+    TIENLEN.apply(room, CloseSeating())
+    for code in shuffled_deck(seed)[:39]:  # seeds 0 and 1 hold no instant win
+        TIENLEN.apply(room, Deal(Card.from_code(code)))
+    return room
+
+
+def test_the_first_round_of_a_table_is_a_starting_round_and_the_next_is_led_by_its_winner() -> None:
+    first = dealt()
+    assert first.engine is not None and first.engine.starting_round
+    assert Card.from_code("3S") in first.hand_of(first.engine.leader)  # a starting round: 3♠ leads
+    while first.phase == "playing":
+        TIENLEN.apply(first, TIENLEN.timeout(first))
+    assert first.engine.result is not None
+    series = TIENLEN.series_after(first)
+    assert series.previous_winner == first.engine.result.winner
+    second = dealt(series, seed=0)  # alone, this deal would be led by ana's 3♠
+    assert second.engine is not None and not second.engine.starting_round
+    assert second.engine.leader == series.previous_winner == "binh"
+    stored = [TIENLEN.command_to_dict(command) for command in second.commands]
+    again = TIENLEN.replay([TIENLEN.command_from_dict(item) for item in stored], second.settings)
+    assert again.engine is not None and again.engine.leader == second.engine.leader
+
+
+def test_a_player_cong_twice_in_a_row_leads_and_the_series_comes_first_or_not_at_all() -> None:
+    series = Series(previous_winner="ana", after_instant_win=False, cong_streak={"chai": 2, "binh": 1})
+    room = dealt(series)
+    assert room.engine is not None and room.engine.leader == "chai"
+    with pytest.raises(NotExpectedError):
+        TIENLEN.apply(room, Continue.of(series))  # only as the round's first command
+    void = TIENLEN.new_round(TIENLEN.settings({}))
+    TIENLEN.apply(void, TIENLEN.void("camera down"))
+    assert TIENLEN.series_after(void) == Series()  # a round that did not finish changes nothing
