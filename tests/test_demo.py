@@ -10,17 +10,22 @@ from services.cli import main
 
 
 def test_the_demo_runs_a_live_studio_round_on_each_table_and_exits_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--rounds", "1", "--tables", "D1,D2", "--rooms", "M1", "--seed", "3"]) == 0
+    command = ["demo", "--rounds", "1", "--tables", "D1,D2", "--rooms", "M1", "--tienlen-rooms", "L1", "--seed", "3"]
+    assert main(command) == 0
     out = capsys.readouterr().out
     assert "D1-1 settled" in out and "D2-1 settled" in out
     assert "D1-1: dealing…" in out
     last = out.strip().splitlines()[-1]
-    summary = re.match(
-        r"summary: (\d+) rounds \((?:D1|D2|M1) (\d+), (?:D1|D2|M1) (\d+), (?:D1|D2|M1) (\d+)\), (\d+) wagers", last
-    )
+    summary = re.match(r"summary: (\d+) rounds \(([^)]*)\), (\d+) wagers", last)
     assert summary is not None, out[-300:]
-    rounds, *per_table, wagers = map(int, summary.groups())
-    assert min(per_table) >= 1 and rounds == sum(per_table) and wagers > 0
+    per_table = {name: int(n) for name, n in (item.split() for item in summary.group(2).split(", "))}
+    assert set(per_table) == {"D1", "D2", "M1", "L1"} and min(per_table.values()) >= 1
+    assert int(summary.group(1)) == sum(per_table.values()) and int(summary.group(3)) > 0
+    # the Tiến Lên room: a round dealt online, played out by simulated players, payments summing to zero
+    after = out[out.index("── L1-1 settled") :].splitlines()[1:]
+    block = after[: next(i for i, line in enumerate(after) if not line.startswith("  "))]
+    units = [int(line.split("units")[1].split()[0]) for line in block if line.startswith("  seat")]
+    assert len(units) >= 2 and sum(units) == 0 and sum(line.endswith("wins") for line in block) == 1
     # the Mậu Binh room: a hand dealt online by simulated players, every seat's chi shown, units summing to zero
     lines = out[out.index("── M1-1 settled") :].splitlines()[1:]
     room = "\n".join(lines[: next(i for i, line in enumerate(lines) if not line.startswith("  "))])

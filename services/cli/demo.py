@@ -27,7 +27,7 @@ from services.games.pokdeng import Phase, Position, RoundResult
 from services.rounds import queries
 from services.rounds.pokdeng import pokdeng
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
-from services.studio.players import SimulatedPlayers, SimulatedRoomPlayers
+from services.studio.players import SimulatedPlayers, SimulatedRoomPlayers, SimulatedTienLenPlayers
 
 DEMO_WINDOWS = {"betting_window_ms": 2_500, "insurance_window_ms": 1_500, "decision_window_ms": 1_500}
 # --forever is for people at the pages: windows a person can use (the spec's defaults are 15 / 8 / 10 s)
@@ -35,6 +35,8 @@ HUMAN_WINDOWS = {"betting_window_ms": 10_000, "insurance_window_ms": 6_000, "dec
 HUMAN_FUNDS = 1_000_000  # minor units given to the demo's player token
 ROOM_WINDOWS = {"unit": 10, "ready_ms": 5_000, "arranging_ms": 3_000, "showdown_ms": 700}
 HUMAN_ROOM_WINDOWS = {"unit": 10, "ready_ms": 20_000, "arranging_ms": 60_000, "showdown_ms": 3_000}
+TIENLEN_WINDOWS = {"unit": 10, "seating_ms": 1_500, "turn_ms": 600}
+HUMAN_TIENLEN_WINDOWS = {"unit": 10, "seating_ms": 15_000, "turn_ms": 20_000}
 
 
 def register(commands: Any) -> None:
@@ -47,6 +49,10 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--rooms", type=table_ids, default=("MB1",),
         help="comma-separated Mậu Binh room ids, dealt online with simulated players (default MB1)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--tienlen-rooms", type=table_ids, default=("TL1",),
+        help="comma-separated Tiến Lên room ids, dealt online with simulated players (default TL1)",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=None, help="random seed for the players")
     parser.set_defaults(run=run)
@@ -64,13 +70,15 @@ class Tally:
 
 
 def run(args: argparse.Namespace) -> int:
-    tables, rooms = tuple(args.tables), tuple(args.rooms)
+    tables, rooms = tuple(args.tables), tuple(args.rooms) + tuple(args.tienlen_rooms)
     with tempfile.TemporaryDirectory(prefix="studio-demo-") as directory:
         windows = HUMAN_WINDOWS if args.forever else DEMO_WINDOWS
         config = StudioConfig(
             tables=tables, run_dir=Path(directory), database_url=os.environ.get("STUDIO_DATABASE_URL"),
             mqtt_url=os.environ.get("STUDIO_MQTT_URL"), table_settings=windows, result_pause_ms=1_500,
-            rooms=rooms, room_settings=HUMAN_ROOM_WINDOWS if args.forever else ROOM_WINDOWS,
+            rooms=tuple(args.rooms), room_settings=HUMAN_ROOM_WINDOWS if args.forever else ROOM_WINDOWS,
+            tienlen_rooms=tuple(args.tienlen_rooms),
+            tienlen_settings=HUMAN_TIENLEN_WINDOWS if args.forever else TIENLEN_WINDOWS,
         )  # fmt: skip
         with running_studio(config) as studio:
             broker = without_login(studio.mqtt_url)
@@ -90,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
             players = [
                 threading.Thread(target=SimulatedPlayers(studio, args.seed or 0).run, args=(stop,), daemon=True),
                 threading.Thread(target=SimulatedRoomPlayers(studio, args.seed or 0).run, args=(stop,), daemon=True),
+                threading.Thread(target=SimulatedTienLenPlayers(studio, args.seed or 0).run, args=(stop,), daemon=True),
             ]
             for thread in players:
                 thread.start()
@@ -133,10 +142,10 @@ def report(studio: RunningStudio, tally: Tally) -> None:
                 print(f"  {current.round_id}: {current.phase}…", flush=True)
         if current.phase != Phase.SETTLED or current.round_id in tally.seen:
             continue
-        if current.game == "maubinh":
+        if current.game in ROOMS:
             tally.seen.add(current.round_id)
             tally.rounds[table_id] = tally.rounds.get(table_id, 0) + 1
-            print(render_room(studio, current.round_id), flush=True)
+            print(ROOMS[current.game](studio, current.round_id), flush=True)
             continue
         result = pokdeng(studio.service).round(current.round_id).result
         if result is not None:
@@ -182,3 +191,20 @@ def render_room(studio: RunningStudio, round_id: str) -> str:
         lines.append(f"  seat {seat} {name:<4} left before the showdown  units {units.get(seat, 0):+d}")
     lines.append(f"    shuffle commitment {state['shuffle']['commitment'][:16]}… (deck and salt published)")
     return "\n".join(lines)
+
+
+def render_tienlen(studio: RunningStudio, round_id: str) -> str:
+    """A finished Tiến Lên round: who won, each seat's player and payment in units."""
+    state = queries.round_state(studio.service, round_id)
+    players = studio.service.seats(round_id)
+    title = f"{round_id} settled (Tiến Lên, dealt online)"
+    lines = [f"── {title} " + "─" * max(0, 60 - len(title))]
+    result = state.get("result") or {}
+    for seat, units in sorted((result.get("units") or {}).items()):
+        won = "  wins" if seat == result.get("winner") else ""
+        lines.append(f"  seat {seat} {players.get(seat, ''):<5} units {units:+d}{won}")
+    lines.append(f"    shuffle commitment {state['shuffle']['commitment'][:16]}… (deck and salt published)")
+    return "\n".join(lines)
+
+
+ROOMS = {"maubinh": render_room, "tienlen": render_tienlen}

@@ -52,6 +52,8 @@ class StudioConfig:
     simulated_dealers: bool = True  # False: somebody else deals through ``RunningStudio.shoes`` (a test, a person)
     rooms: tuple[str, ...] = ()  # Mậu Binh room tables, dealt online (no shoe)
     room_settings: dict[str, Any] = field(default_factory=dict)
+    tienlen_rooms: tuple[str, ...] = ()  # Tiến Lên room tables, dealt online
+    tienlen_settings: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -85,6 +87,7 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
         service = RoundService(sessions)
         made = [(table, "pokdeng", config.table_settings) for table in config.tables]
         made += [(room, "maubinh", config.room_settings | {"deal": "online"}) for room in config.rooms]
+        made += [(room, "tienlen", config.tienlen_settings | {"deal": "online"}) for room in config.tienlen_rooms]
         for table, game, table_settings in made:
             with sessions() as session:
                 exists = session.get(GameTable, table) is not None
@@ -117,7 +120,7 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
                 start(dealer.run, f"dealer-{table}")
         settings = {
             table: ControllerSettings(f"{table}-shoe", result_pause_ms=config.result_pause_ms)
-            for table in config.tables + config.rooms  # a room dealt online has no shoe: its id is never online
+            for table in config.tables + config.rooms + config.tienlen_rooms  # a room dealt online has no shoe
         }
         controller = Controller(service, role_url(url, "controller"), settings, keys=KeyRing(config.run_dir / "keys"))
         start(controller.run, "controller")

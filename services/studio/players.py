@@ -11,11 +11,16 @@ from typing import ClassVar
 
 from services.games.base import FINISHED, GameError
 from services.games.pokdeng import SEATS, AwaitingDecision, AwaitingInsurance, Phase, PokDengRound, Side
+from services.games.tienlen import cards as tl
+from services.games.tienlen.port import TIENLEN
 from services.ledger.errors import LedgerError
 from services.rounds.adapters import SeatIn
+from services.rounds.engines import load
 from services.rounds.errors import RoundError
 from services.rounds.maubinh import ArrangeIn, ReadyIn
+from services.rounds.models import Round
 from services.rounds.pokdeng import Bet, pokdeng
+from services.rounds.tienlen import PassIn, PlayIn
 from services.studio.assembly import RunningStudio
 
 NAMES = ("ana", "binh", "chai", "dao", "emi", "farid")
@@ -115,3 +120,36 @@ class SimulatedRoomPlayers(Simulated):
                 if rng.random() < 0.75:  # the rest run out of time: auto-arranged
                     chi1, chi2, chi3 = service.seat_view(table_id, seat, name)["suggestion"]["chi"]
                     service.act(name, round_id, "arrange", ArrangeIn(chi1=chi1, chi2=chi2, chi3=chi3), None)
+
+
+TIENLEN_NAMES = ("mai", "nam", "oanh", "phuc")
+
+
+class SimulatedTienLenPlayers(Simulated):
+    """Tiến Lên room players for the demo: two to four sit; the player to act plays a random legal move (or passes
+    when nothing beats the table), and now and then lets the turn run out. Through the round service's actions."""
+
+    game = "tienlen"
+    names = TIENLEN_NAMES
+
+    def act(self, table_id: str, round_id: str, phase: str) -> None:
+        service, rng = self.studio.service, self.rng
+        if phase == "seating" and self._once(round_id, "seated"):
+            players = rng.sample(TIENLEN_NAMES, rng.randint(2, len(TIENLEN_NAMES)))
+            for number, name in enumerate(players, start=1):
+                service.act(name, round_id, "sit", SeatIn(seat=str(number)), uuid.uuid4().hex)
+        elif phase == "playing":
+            with service.sessions() as session:
+                round_ = session.get(Round, round_id)
+                room = load(session, round_, TIENLEN) if round_ is not None else None
+            engine = room.engine if room is not None else None
+            if engine is None or engine.to_act is None or rng.random() < 0.1:  # the rest: the turn runs out
+                return
+            player = engine.to_act
+            moves = engine.legal_moves(player)
+            if moves:
+                lowest = min(moves, key=lambda m: (len(m.cards), max(m.cards)))
+                move = lowest if rng.random() < 0.7 else rng.choice(moves)
+                service.act(player, round_id, "play", PlayIn(cards=tl.codes(sorted(move.cards))), None)
+            else:
+                service.act(player, round_id, "pass", PassIn(), None)
