@@ -52,7 +52,8 @@ def play(table_id: str, services: ServicesDep) -> FileResponse:
 
 @pages.get("/room/{table_id}")
 def room(table_id: str, services: ServicesDep) -> FileResponse:
-    """A Mậu Binh room's page: take a seat, get ready, arrange your own hand, watch the showdown chi by chi."""
+    """A room's page (Mậu Binh: seats, ready, arranging, the showdown chi by chi; Tiến Lên: turns, the table, play
+    and pass from your own hand)."""
     queries.table(services.rounds, table_id)
     return FileResponse(PAGES / "room.html", headers={"Cache-Control": "no-store"})
 

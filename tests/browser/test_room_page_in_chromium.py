@@ -15,7 +15,10 @@ import pytest
 from services.games.shuffle import verify
 from services.rounds import queries
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
-from tests.browser.test_pages_in_chromium import browser  # noqa: F401 (the fixture)
+from tests.browser.test_pages_in_chromium import (
+    browser,  # noqa: F401 (the fixture)
+    enter_room,
+)
 
 ROOM = {"unit": 10, "ready_ms": 60_000, "arranging_ms": 60_000, "showdown_ms": 1_500}
 
@@ -44,15 +47,7 @@ def live(mqtt_url: str, tmp_path: Path) -> Iterator[RunningStudio]:
 
 
 def enter(browser: Any, live: RunningStudio, name: str) -> Any:  # noqa: F811
-    token = live.players.register(name)
-    live.wallets.deposit(name, 100_000, key=f"fund-{name}", actor="test")
-    page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
-    page.add_init_script(RECORDER)
-    page.goto(f"{live.api_url}/room/{live.config.rooms[0]}")
-    page.fill("#token", token)
-    page.click("#login button[type=submit]")
-    page.wait_for_function("document.body.dataset.phase === 'seating'", timeout=20_000)
-    return page
+    return enter_room(browser, live, name, live.config.rooms[0], RECORDER)
 
 
 def test_two_players_sit_ready_arrange_and_watch_the_showdown_chi_by_chi(

@@ -1,13 +1,15 @@
-// A Mậu Binh room: the seats (taken, ready, arranged), the countdown, the player's own 13 cards to arrange (from
-// their seat's private stream only), the showdown chi by chi, and the units each seat won or paid. Actions are the
-// room's API routes: sit (with an idempotency key), ready, leave, arrange.
+// A room of a seated game. Mậu Binh: the seats (taken, ready, arranged), the countdown, the player's own 13 cards to
+// arrange, the showdown chi by chi, the units each seat won or paid. Tiến Lên: whose turn, the play on the table,
+// who passed, the chops, the player's own hand to play from. A player's own cards come from their seat's private
+// stream only. Actions are the room's API routes: sit (with an idempotency key), ready, leave, arrange, play, pass.
 "use strict";
 
 const table = tableFromPath();
 const TOKEN = "studio.room.token";
 const SEATS = ["1", "2", "3", "4"];
-const PHASES = { seating: "Take a seat and get ready", dealing: "Dealing", arranging: "Arrange your chi",
-                 showdown: "Showdown", settled: "Result", void: "Hand void" };
+const PHASES = { seating: "Take a seat", dealing: "Dealing", arranging: "Arrange your chi", showdown: "Showdown",
+                 playing: "Playing", settled: "Result", void: "Round void" };
+const GAMES = { maubinh: "Mậu Binh", tienlen: "Tiến Lên" };
 
 let token = sessionStorage.getItem(TOKEN) || "";
 let format = (amount) => String(amount);
@@ -20,6 +22,8 @@ let rows = null; // the arrangement being edited: [[5 codes], [5], [3]]
 let picked = null; // [row, index] of the first card tapped for a swap
 let busy = false;
 let sitKey = null;
+let game = "";
+const chosen = new Set(); // Tiến Lên: the cards picked to play
 
 const $ = (id) => document.getElementById(id);
 
@@ -84,6 +88,7 @@ function seatNode(seat) {
     el("span", { class: "state" }, state));
   const hand = ((view.hands || {})[seat] || {}).cards || [];
   const own = seat === mySeat() && seatView ? ((seatView.hands || {})[seat] || {}).cards || [] : null;
+  if (game === "tienlen") return tienlenSeat(node, seat, taken, hand);
   const chis = (view.chi || {})[seat];
   if (chis) {
     chis.forEach((chi, index) => node.append(el("div", { class: "chi-row", "data-chi": index + 1 },
@@ -96,14 +101,73 @@ function seatNode(seat) {
     node.append(el("div", { class: "units " + (units >= 0 ? "plus" : "minus"), "data-units": units },
       (units > 0 ? "+" : "") + units + " units (" + format(units * unit) + ")"));
   }
+  seatActions(node, seat, taken);
+  return node;
+}
+
+function seatActions(node, seat, taken) {
   if (view.phase === "seating" && !taken && !mySeat()) {
     node.append(button("Sit here", () => sit(seat), { "data-sit": seat }));
   }
+  if (game !== "maubinh") return;
   if (view.phase === "seating" && seat === mySeat()) {
     if (!(view.ready || []).includes(seat)) node.append(button("Ready", () => act("ready", {}), { "data-ready": seat }));
     node.append(button("Leave", () => act("leave", {}), { "data-leave": seat }));
   }
+}
+
+// ---- Tiến Lên ----
+
+function tienlenSeat(node, seat, taken, hand) {
+  const state = !taken ? "free" : view.turn === seat ? "to play" : (view.passed || []).includes(seat) ? "passed" : "";
+  node.dataset.state = state;
+  node.querySelector(".state").textContent = state + (taken && hand.length ? ` · ${hand.length} cards` : "");
+  const result = view.result;
+  if (result && result.units && result.units[seat] !== undefined) {
+    const units = result.units[seat];
+    node.append(el("div", { class: "units " + (units >= 0 ? "plus" : "minus"), "data-units": units },
+      (units > 0 ? "+" : "") + units + " units (" + format(units * unit) + ")" + (result.winner === seat ? " — wins" : "")));
+  }
+  seatActions(node, seat, taken);
   return node;
+}
+
+function renderTienlen() {
+  const playing = game === "tienlen" && (view.phase === "playing" || view.phase === "settled");
+  $("trick").hidden = !playing;
+  const seat = mySeat();
+  const own = seat && seatView ? ((seatView.hands || {})[seat] || {}).cards || [] : [];
+  $("hand").hidden = !(playing && view.phase === "playing" && own.length);
+  if (!playing) return;
+  const top = view.table || { cards: [] };
+  $("top").replaceChildren(...top.cards.map(small), el("span", { class: "name" },
+    top.cards.length ? "by seat " + top.seat : view.turn ? `seat ${view.turn} leads` : ""));
+  $("chops").replaceChildren(...(view.chops || []).map((chop) => el("li", { "data-chop": chop.by },
+    `seat ${chop.by} chopped seat ${chop.chopped} with ${chop.cards.map(cardText).join(" ")}: ${chop.units} units`)));
+  for (const code of [...chosen]) if (!own.includes(code)) chosen.delete(code);
+  $("cards").replaceChildren(...own.map((code) => {
+    const node = cardNode(code);
+    if (chosen.has(code)) node.classList.add("picked");
+    node.addEventListener("click", () => {
+      if (chosen.has(code)) chosen.delete(code); else chosen.add(code);
+      renderTienlen();
+    });
+    return node;
+  }));
+  $("play").disabled = busy || chosen.size === 0;
+  $("pass").disabled = busy || view.turn !== seat || !top.cards.length;
+}
+
+async function play() {
+  const cards = [...chosen];
+  if (await act("play", { cards })) {
+    chosen.clear();
+    say("Played " + cards.map(cardText).join(" "), "ok", "played");
+  }
+}
+
+async function passTurn() {
+  if (await act("pass", {})) say("You pass: out of this trick.", "ok", "passed");
 }
 
 function small(code) {
@@ -183,6 +247,7 @@ function render() {
   document.body.dataset.round = view.round_id || "";
   document.body.dataset.phase = view.phase || "";
   renderArrange();
+  renderTienlen();
   renderResult();
 }
 
@@ -221,12 +286,16 @@ async function start() {
 }
 
 async function init() {
-  $("table").textContent = "Mậu Binh · " + table;
   const info = await (await fetch(`/v1/tables/${encodeURIComponent(table)}`)).json().catch(() => null);
-  if (!info || info.game !== "maubinh") {
-    say("This is not a Mậu Binh room.", "refused", "not_found");
+  if (!info || !GAMES[info.game]) {
+    say("This is not a room: no Mậu Binh or Tiến Lên table has that name.", "refused", "not_found");
     return;
   }
+  game = info.game;
+  $("table").textContent = GAMES[game] + " · " + table;
+  document.title = GAMES[game] + " · " + table;
+  $("play").addEventListener("click", play);
+  $("pass").addEventListener("click", passTurn);
   format = moneyFormat(info.currency);
   unit = info.settings.unit;
   $("submit").addEventListener("click", async () => {

@@ -256,6 +256,13 @@ class TienLen(RoomGame[Room]):
             owner = next((s for s, p in round_.seats.items() if p == engine.top_owner), None)
             view["table"] = {"cards": tl.codes(sorted(engine.top.cards)) if engine.top else [], "seat": owner}
             view["passed"] = sorted(s for s, p in round_.seats.items() if p in engine.passed)
+            seat_of = {player: seat for seat, player in round_.seats.items()}
+            view["turn"] = seat_of.get(engine.to_act) if engine.to_act else None
+            view["chops"] = [  # chains settled so far: the last chopped pays the chain's total to the last chopper
+                {"by": seat_of[c.by], "chopped": seat_of[c.chopped], "cards": tl.codes(sorted(c.cards.cards)),
+                 "units": c.units}
+                for c in engine.chops
+            ]  # fmt: skip
         if engine is not None and engine.result is not None:
             by_seat = {player: seat for seat, player in round_.seats.items()}
             view["result"] = {

@@ -1,0 +1,109 @@
+"""A Tiến Lên room's page (``/room/{table}``) in a real browser on a live studio: two players sit, the player to act
+plays from their own hand on the page, the other sees it on the table and passes, the round ends (the controller's
+turn timeouts) and the pages show the payments the database has; neither page shows the other's hand before the
+end. Skipped where Chromium is not installed, unless ``STUDIO_REQUIRE_BROWSER`` is set (as in CI)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from services.games.shuffle import verify
+from services.rounds import queries
+from services.rounds.models import RoundLogEntry
+from services.studio.assembly import RunningStudio, StudioConfig, running_studio
+from tests.browser.test_pages_in_chromium import (
+    browser,  # noqa: F401 (the fixture)
+    enter_room,
+)
+from tests.support import wait_until
+
+ROOM = {"unit": 10, "seating_ms": 60_000, "turn_ms": 60_000}
+
+RECORDER = """
+window.snapshots = [];
+new MutationObserver(() => {
+  window.snapshots.push({ phase: document.body.dataset.phase || "", round: document.body.dataset.round || "",
+                          cards: [...document.querySelectorAll(".card")].map((c) => c.dataset.card) });
+}).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+"""
+
+
+@pytest.fixture
+def live(mqtt_url: str, tmp_path: Path) -> Iterator[RunningStudio]:
+    room = f"l{uuid.uuid4().hex[:6]}"
+    config = StudioConfig(
+        tables=(), tienlen_rooms=(room,), tienlen_settings=ROOM, run_dir=tmp_path, mqtt_url=mqtt_url,
+        result_pause_ms=60_000,
+    )  # fmt: skip
+    with running_studio(config) as studio:
+        yield studio
+
+
+def enter(browser: Any, live: RunningStudio, name: str) -> Any:  # noqa: F811
+    return enter_room(browser, live, name, live.config.tienlen_rooms[0], RECORDER)
+
+
+def test_players_play_and_pass_on_their_pages_and_see_the_payments(browser: Any, live: RunningStudio) -> None:  # noqa: F811
+    pages = {"ana": enter(browser, live, "ana"), "binh": enter(browser, live, "binh")}
+    for _attempt in range(5):  # a deal with an instant win (tới trắng) ends at once: then the next round
+        round_id = pages["ana"].evaluate("document.body.dataset.round")
+        for seat, name in (("1", "ana"), ("2", "binh")):
+            pages[name].wait_for_selector(f"[data-sit='{seat}']")
+            pages[name].click(f"[data-sit='{seat}']")
+            pages[name].wait_for_selector("#message[data-code=seated]")
+        # seating ends (the controller would at seating_ms): dealt online
+        if live.service.close_window(round_id, "test").phase == "playing":
+            break
+        following = live.service.open_round(live.config.tienlen_rooms[0])
+        for page in pages.values():
+            page.wait_for_function(f"document.body.dataset.round === '{following}'")
+    for page in pages.values():
+        page.wait_for_selector("#hand:not([hidden]) #cards .card", timeout=20_000)
+
+    # the player to act leads their lowest card from the page; the other sees it on the table, and passes
+    turn = pages["ana"].get_attribute(".seat[data-state='to play']", "data-seat")
+    leader, other = ("ana", "binh") if turn == "1" else ("binh", "ana")
+    lowest = pages[leader].get_attribute("#cards .card:first-child", "data-card")
+    pages[leader].click("#cards .card:first-child")
+    pages[leader].click("#play")
+    pages[leader].wait_for_selector("#message[data-code=played]")
+    pages[other].wait_for_selector(f"#top .card[data-card='{lowest}']")
+    pages[other].wait_for_selector("#pass:not([disabled])")
+    pages[other].click("#pass")
+    pages[other].wait_for_selector("#message[data-code=passed]")
+
+    def over() -> bool:  # the rest of the turns run out, one by one (as the controller's clock would end them)
+        if queries.round_state(live.service, round_id)["phase"] == "settled":
+            return True
+        live.service.close_window(round_id, "test")
+        return False
+
+    wait_until(over, 60, "the round to end")
+    state = queries.round_state(live.service, round_id)
+    units = state["result"]["units"]
+    for name, seat in (("ana", "1"), ("binh", "2")):
+        pages[name].wait_for_selector("#net", timeout=15_000)
+        assert int(pages[name].get_attribute("#net", "data-units")) == units[seat]
+    assert sum(units.values()) == 0
+    deck = [str(card) for card in verify(**state["shuffle"]).deck]
+    hands = {"ana": set(deck[0:26:2]), "binh": set(deck[1:26:2])}
+    with live.service.sessions() as session:
+        rows = session.scalars(select(RoundLogEntry.command).where(RoundLogEntry.round_id == round_id))
+        log = [json.loads(row) for row in rows]
+    plays = [entry for entry in log if entry["type"] == "play"]
+    played = {name: {card for e in plays if e["player"] == name for card in e["cards"]} for name in hands}
+    for name, page in pages.items():
+        other = "binh" if name == "ana" else "ana"
+        seen = {
+            card for s in page.evaluate("window.snapshots") if s["round"] == round_id and s["phase"] != "settled"
+            for card in s["cards"]
+        }  # fmt: skip
+        assert seen & hands[other] <= played[other], name  # of the other's hand, only what they played
+        assert seen & hands[name], name  # their own hand, on their page
