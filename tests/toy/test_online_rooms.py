@@ -194,3 +194,31 @@ def test_a_room_above_a_players_experience_refuses_them_with_both_numbers(room: 
     assert response.status_code == 403 and response.json()["code"] == "room_tier_too_high"
     assert "100" in response.json()["message"] and "has 0" in response.json()["message"]
     assert room.client.get("/v1/wallet", headers=room.auth("ana")).json()["held"] == 0  # nothing taken
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_tien_len_rooms_of_three_and_four_play_out_and_settle_every_payment(room: Room, players: int) -> None:
+    names = ["ana", "binh", "chai", "dao"][:players]
+    for index, name in enumerate(names[2:], start=2):  # the fixture funded ana and binh
+        room.tokens[name] = room.client.app.state.services.players.register(name)  # type: ignore[attr-defined]
+        headers = room.auth("op") | {"Idempotency-Key": f"tlfund-{index}"}
+        room.client.post(f"/v1/operator/players/{name}/deposit", json={"amount": 100_000}, headers=headers)
+    table = f"tln{players}"
+    round_id = room.open(table, "tienlen", {"unit": 10, "hold_units": 80})
+    for seat, name in enumerate(names, start=1):
+        room.act(name, round_id, "sit", {"seat": str(seat)})
+    room.service.close_window(round_id, "test")  # seating ends: 13 cards each from the shuffle
+    own = room.own(table, "1", "ana")
+    assert len(own["hands"]["1"]["cards"]) == 13 or own["phase"] == "settled"
+    assert all(own["hands"][str(seat)]["cards"] == [None] * 13 for seat in range(2, players + 1)) or (
+        own["phase"] == "settled"
+    )
+    ended = play_out(room, round_id)
+    units = ended["result"]["units"]
+    assert len(units) == players and sum(units.values()) == 0
+    total = 0
+    for seat, name in enumerate(names, start=1):
+        wallet = room.client.get("/v1/wallet", headers=room.auth(name)).json()
+        assert wallet["held"] == 0 and wallet["balance"] - wallet["debt"] == 100_000 + 10 * units[str(seat)]
+        total += wallet["balance"] - wallet["debt"]
+    assert total == 100_000 * players  # nothing made, nothing lost
