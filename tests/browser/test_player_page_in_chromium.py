@@ -111,8 +111,8 @@ def as_text(code: str) -> str:
 
 
 def test_a_player_bets_insures_decides_and_sees_the_result_the_database_has(
-    browser: Any,  # noqa: F811
     live: RunningStudio,
+    browser: Any,  # noqa: F811 (after the studio: the browser closes first, so no page keeps the API's streams open)
 ) -> None:
     operator = live.players.register("pit", "operator")
     ana = sit(browser, live, player(live, "ana", 10_000))

@@ -51,8 +51,8 @@ def enter(browser: Any, live: RunningStudio, name: str) -> Any:  # noqa: F811
 
 
 def test_two_players_sit_ready_arrange_and_watch_the_showdown_chi_by_chi(
-    browser: Any,  # noqa: F811
     live: RunningStudio,
+    browser: Any,  # noqa: F811 (after the studio: the browser closes first, so no page keeps the API's streams open)
 ) -> None:
     ana, binh = enter(browser, live, "ana"), enter(browser, live, "binh")
     round_id = ana.evaluate("document.body.dataset.round")

@@ -50,7 +50,10 @@ def enter(browser: Any, live: RunningStudio, name: str) -> Any:  # noqa: F811
     return enter_room(browser, live, name, live.config.tienlen_rooms[0], RECORDER)
 
 
-def test_players_play_and_pass_on_their_pages_and_see_the_payments(browser: Any, live: RunningStudio) -> None:  # noqa: F811
+def test_players_play_and_pass_on_their_pages_and_see_the_payments(
+    live: RunningStudio,
+    browser: Any,  # noqa: F811 (after the studio: the browser closes first, so no page keeps the API's streams open)
+) -> None:
     pages = {"ana": enter(browser, live, "ana"), "binh": enter(browser, live, "binh")}
     for _attempt in range(5):  # a deal with an instant win (tới trắng) ends at once: then the next round
         round_id = pages["ana"].evaluate("document.body.dataset.round")

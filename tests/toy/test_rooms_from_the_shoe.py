@@ -17,7 +17,7 @@ from tests.support import wait_until
 
 GAMES = {
     "maubinh": {"unit": 10, "ready_ms": 60_000, "arranging_ms": 300, "showdown_ms": 100},
-    "tienlen": {"unit": 10, "hold_units": 80, "seating_ms": 60_000, "turn_ms": 100},
+    "tienlen": {"unit": 10, "hold_units": 80, "seating_ms": 60_000, "turn_ms": 50},
 }
 
 
