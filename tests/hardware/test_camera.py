@@ -71,7 +71,7 @@ def test_moderate_frames_with_unseen_felt_light_and_glyphs_are_read_right_and_ne
     rng = random.Random(1)
     scenes = [
         Scene(felt=rng.choice(UNSEEN_FELTS), style=rng.choice(UNSEEN_STYLES), light=(0.7, 1.15), blur=1.0, noise=6.0)
-        for _ in range(1000)
+        for _ in range(600)  # about 1,500 cards: enough to tell 99.5 % from worse, and make test stays in time
     ]
     shown, right, wrong, unknown = score(templates, scenes, seed=1)
     assert wrong == 0
