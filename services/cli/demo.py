@@ -145,7 +145,7 @@ def report(studio: RunningStudio, tally: Tally) -> None:
         if current.game in ROOMS:
             tally.seen.add(current.round_id)
             tally.rounds[table_id] = tally.rounds.get(table_id, 0) + 1
-            print(ROOMS[current.game](studio, current.round_id), flush=True)
+            print(render_settled_room(studio, current.game, current.round_id), flush=True)
             continue
         result = pokdeng(studio.service).round(current.round_id).result
         if result is not None:
@@ -176,12 +176,9 @@ def render(title: str, result: RoundResult) -> str:
     return "\n".join(lines)
 
 
-def render_room(studio: RunningStudio, round_id: str) -> str:
+def render_room(state: dict[str, Any], players: dict[str, str]) -> list[str]:
     """A settled Mậu Binh hand: each seat's player, chi with their names, and units won or paid."""
-    state = queries.round_state(studio.service, round_id)
-    players = studio.service.seats(round_id)
-    title = f"{round_id} settled (Mậu Binh, dealt online)"
-    lines = [f"── {title} " + "─" * max(0, 60 - len(title))]
+    lines = []
     units = state.get("result", {}).get("units", {})
     for seat, chis in sorted(state.get("chi", {}).items()):
         shown = " | ".join(f"{' '.join(chi['cards'])} ({chi['name']})" for chi in chis)
@@ -189,22 +186,28 @@ def render_room(studio: RunningStudio, round_id: str) -> str:
     for seat in state.get("left", []):
         name = players.get(seat, "")
         lines.append(f"  seat {seat} {name:<4} left before the showdown  units {units.get(seat, 0):+d}")
-    lines.append(f"    shuffle commitment {state['shuffle']['commitment'][:16]}… (deck and salt published)")
-    return "\n".join(lines)
+    return lines
 
 
-def render_tienlen(studio: RunningStudio, round_id: str) -> str:
+def render_tienlen(state: dict[str, Any], players: dict[str, str]) -> list[str]:
     """A finished Tiến Lên round: who won, each seat's player and payment in units."""
-    state = queries.round_state(studio.service, round_id)
-    players = studio.service.seats(round_id)
-    title = f"{round_id} settled (Tiến Lên, dealt online)"
-    lines = [f"── {title} " + "─" * max(0, 60 - len(title))]
     result = state.get("result") or {}
-    for seat, units in sorted((result.get("units") or {}).items()):
-        won = "  wins" if seat == result.get("winner") else ""
-        lines.append(f"  seat {seat} {players.get(seat, ''):<5} units {units:+d}{won}")
+    won = {result.get("winner"): "  wins"}
+    return [
+        f"  seat {seat} {players.get(seat, ''):<5} units {units:+d}{won.get(seat, '')}"
+        for seat, units in sorted((result.get("units") or {}).items())
+    ]
+
+
+def render_settled_room(studio: RunningStudio, game: str, round_id: str) -> str:
+    """A room's round once it is over: its game's lines between a title and the shuffle's commitment."""
+    state = queries.round_state(studio.service, round_id)
+    title = f"{round_id} settled ({GAME_NAMES[game]}, dealt online)"
+    lines = [f"── {title} " + "─" * max(0, 60 - len(title))]
+    lines += ROOMS[game](state, studio.service.seats(round_id))
     lines.append(f"    shuffle commitment {state['shuffle']['commitment'][:16]}… (deck and salt published)")
     return "\n".join(lines)
 
 
 ROOMS = {"maubinh": render_room, "tienlen": render_tienlen}
+GAME_NAMES = {"maubinh": "Mậu Binh", "tienlen": "Tiến Lên"}
