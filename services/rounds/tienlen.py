@@ -3,7 +3,6 @@ as API actions; each round goes on from the table's last (who leads) and awards 
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -55,7 +54,7 @@ def sit(service: RoundService, player: str, round_id: str, body: SeatIn, key: st
     with service.sessions() as session:
         round_ = session.get(Round, round_id)
         if round_ is not None:
-            tier = DEFAULT_TIERS[TIENLEN.settings(json.loads(round_.settings)).tier - 1]
+            tier = DEFAULT_TIERS[service.round_settings(round_id, round_.settings, TIENLEN).tier - 1]
             tier.admit(player, experience(session, player))
     return take_seat(service, player, round_id, body, key, Sit)
 
@@ -98,8 +97,6 @@ class TienLenAdapter(RoomAdapter):
         for player in engine.players:
             if player not in awarded and tier.award:
                 session.add(ExperienceAward(round_id=round_.id, player=player, points=tier.award, awarded_at=now))
-
-    profile_settings = ()
 
     def profile(self, service: RoundService, player: str) -> dict[str, Any]:
         with service.sessions() as session:
