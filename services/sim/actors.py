@@ -1,0 +1,388 @@
+"""The people of the simulated studio: a dealer per table, players, and an operator.
+
+Each reacts to what its screen shows (the dealer console, the public state, the player's own
+view) after a human delay, and calls what the real one calls: the dealer the shoe, the players the
+round service's actions (the API's money paths), the operator the void and recalculation tools.
+Legal and illegal moves are chosen by the seed; an illegal one must be refused with a clear error
+(``REFUSALS``), a database outage answered as the API would (503: the client retries with the same
+idempotency key), and anything else is a violation.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.exc import DBAPIError
+
+from services.cards import Card
+from services.controller.models import DECK_HELD
+from services.games.base import FINISHED, GameError
+from services.games.pokdeng.port import INSURANCE
+from services.ledger.errors import IdempotencyConflictError, LedgerError
+from services.rounds import decks
+from services.rounds.errors import RoundError
+from services.rounds.pokdeng import BetSlipIn, DecisionIn, InsuranceIn
+from services.rounds.proposals import Origin
+from services.sim.checks import Violation
+
+if TYPE_CHECKING:
+    from services.sim.world import Simulation
+
+REFUSALS = (GameError, RoundError, LedgerError, ValidationError)  # the API answers these 4xx, with their reason
+SEATS = ("A", "B", "C")
+RETRIES = 6  # a client's retries of one request after 503s
+STALE_MS = 30_000  # a console still asking for a card this long after it was dealt: the dealer scans it again
+
+
+def deck(rng: random.Random) -> list[Card]:
+    cards = [Card.from_code(rank + suit) for rank in "23456789TJQKA" for suit in "SHDC"]
+    rng.shuffle(cards)
+    return cards
+
+
+class Dealer:
+    """Deals what the console asks for, one card per request, through the table's shoe; loads a new deck when
+    the console says it is low. Its slips (the table's faults) are the seed's: misreads, burns, a card from
+    another shoe, a card dealt early or one too many, a card scanned twice, a new deck in mid-round."""
+
+    def __init__(self, sim: Simulation, table: str) -> None:
+        self.sim, self.table, self.rng = sim, table, random.Random(sim.rng.random())
+        self.cards = deck(self.rng)
+        self.out: list[Card] = []  # cards of the current deck already out of the shoe
+        self.view: dict[str, Any] = {}
+        self.dealt: dict[tuple[str, str, int], tuple[Card, int]] = {}  # request -> (card, its refusals seen then)
+        self._reloaded_for = ""
+        self._pending: set[tuple[str, str, int]] = set()
+
+    def on_view(self, view: dict[str, Any]) -> None:
+        self.view = view
+        alerts = view.get("alerts", [])
+        low = [alert for alert in alerts if alert["kind"] == "deck_low"]
+        if low and low[-1]["at"] != self._reloaded_for:
+            self._reloaded_for = low[-1]["at"]
+            self.sim.later(self.rng.uniform(500, 2_000), f"{self.table} dealer runs out the deck and loads a new one",
+                           self._run_out, self.table)  # fmt: skip
+        if view.get("held"):
+            self.sim.operator.deck_held(self.table)  # the dealer calls the pit boss
+        wanted = view.get("next_card")
+        if wanted:
+            key = (str(view.get("round_id")), str(wanted["position"]), int(wanted["index"]))
+            again = key in self.dealt and self._refusals(key) > self.dealt[key][1]
+            if key not in self._pending and (key not in self.dealt or again):
+                self._pending.add(key)
+                self.sim.later(self.rng.uniform(150, 700), f"{self.table} dealer deals {key[1]}{key[2]}",
+                               lambda: self._deal(key), self.table)  # fmt: skip
+            return
+        phase = view.get("phase")
+        if phase == "betting" and self.sim.fault("early", 0.02):
+            self.sim.later(self.rng.uniform(100, 2_000), f"{self.table} dealer deals before betting closed",
+                           self._stray, self.table)  # fmt: skip
+        elif phase in FINISHED and self.sim.fault("extra", 0.03):
+            self.sim.later(self.rng.uniform(100, 800), f"{self.table} dealer deals one card too many",
+                           self._stray, self.table)  # fmt: skip
+
+    def _deal(self, key: tuple[str, str, int]) -> None:
+        self._pending.discard(key)
+        if not self._wants(key):
+            return  # the console moved on meanwhile
+        sim, shoe = self.sim, self.sim.shoes[self.table]
+        if sim.fault("deck", 0.01):
+            self.new_deck()
+        if sim.fault("burn", 0.03):
+            sim.send_card(self.table, shoe.card(self._pull(), burn=True))
+        if sim.fault("foreign", 0.02):
+            sim.send_card(self.table, sim.foreign_card(self.table, deck(self.rng)[0]))  # not of this deck
+        if self.out and sim.fault("rescan", 0.02):
+            sim.send_card(self.table, shoe.card(self.rng.choice(self.out)))  # a card scanned a second time
+        card = self._pull()
+        self.dealt[key] = (card, 0)
+        self.dealt[key] = (card, self._refusals(key))
+        if sim.fault("misread", 0.03):  # the shoe could not read it: the dealer scans it again
+            sim.send_alarm(self.table, shoe.misread())
+            sim.later(self.rng.uniform(500, 1_500), f"{self.table} dealer re-scans {card}",
+                      lambda: sim.send_card(self.table, shoe.card(card)), self.table)  # fmt: skip
+        else:
+            sim.send_card(self.table, shoe.card(card))
+        self._watch(key, card)
+
+    def _wants(self, key: tuple[str, str, int]) -> bool:
+        """Whether the console asks for ``key``'s card now."""
+        wanted: dict[str, Any] | None = self.view.get("next_card")
+        return wanted is not None and (str(self.view.get("round_id")), wanted["position"], wanted["index"]) == key
+
+    def _watch(self, key: tuple[str, str, int], card: Card) -> None:
+        """A console still asking for a dealt card long after: the dealer scans the card again (as the studio's
+        procedure says; the scan may never have reached the controller)."""
+
+        def check() -> None:
+            if self._wants(key) and self.dealt[key][0] == card and self._refusals(key) == self.dealt[key][1]:
+                self.sim.count("dealer_rescans")
+                self.sim.send_card(self.table, self.sim.shoes[self.table].card(card))
+                self._watch(key, card)
+
+        self.sim.later(STALE_MS, f"{self.table} dealer checks {key[1]}{key[2]} was taken", check, self.table)
+
+    def _refusals(self, key: tuple[str, str, int]) -> int:
+        """How many refusals on the console may be of the card dealt for ``key`` (one the dealer must replace: a
+        card of a new deck that this round already has; the console does not name a face-down one)."""
+        card = str(self.dealt[key][0])
+        return sum(
+            1
+            for alert in self.view.get("alerts", [])
+            if alert["kind"] == "refused_card"
+            and (alert.get("card") == card or alert["message"].startswith("a face-down card"))
+        )
+
+    def _stray(self) -> None:
+        self.sim.send_card(self.table, self.sim.shoes[self.table].card(self._pull()))
+
+    def _pull(self) -> Card:
+        if not self.cards:
+            self.new_deck()
+        card = self.cards.pop()
+        self.out.append(card)
+        return card
+
+    def _run_out(self) -> None:
+        """The rest of the deck through the shoe as burns (so every card is counted), then a new deck."""
+        shoe = self.sim.shoes[self.table]
+        while self.cards:
+            self.sim.send_card(self.table, shoe.card(self._pull(), burn=True))
+        self.new_deck()
+
+    def new_deck(self) -> None:
+        self.cards, self.out = deck(self.rng), []
+        self.sim.send_card(self.table, self.sim.shoes[self.table].new_deck())
+
+
+@dataclass
+class Request:
+    """One money request of a player, sent again with the same key after a 503."""
+
+    player: str
+    round_id: str
+    action: str
+    body: dict[str, Any]
+    key: str | None
+    tries: int = 0
+    first: dict[str, Any] | None = field(default=None)  # the first answer (a retry must get the same)
+
+
+class Players:
+    """A table's players: bets in the window (and some just after it), insurance, draw/stand decisions."""
+
+    def __init__(self, sim: Simulation, table: str, names: list[str]) -> None:
+        self.sim, self.table, self.names = sim, table, names
+        self.rng = random.Random(sim.rng.random())
+        self.round_id = ""
+        self._phase_seen: set[tuple[str, str, str]] = set()
+
+    def on_view(self, view: dict[str, Any]) -> None:
+        round_id, phase = str(view.get("round_id")), str(view.get("phase"))
+        decision = view.get("decision") or {}
+        moment = (round_id, phase, str(decision.get("seat", "")))
+        if view.get("round_id") is None or moment in self._phase_seen:
+            return
+        self._phase_seen.add(moment)
+        if len(self._phase_seen) > 64:
+            self._phase_seen = {moment}
+        if phase == "betting":
+            self._betting(round_id, view)
+        elif phase == "insurance":
+            for name in self.names:
+                if self.rng.random() < 0.5:
+                    self.sim.later(self.rng.uniform(100, 2_500), f"{name} considers insurance",
+                                   lambda name=name: self._insurance(name, round_id), self.table)  # type: ignore[misc]  # fmt: skip
+        elif decision:
+            for name in self.names:
+                self.sim.later(self.rng.uniform(50, 600), f"{name} looks at decision {decision['seat']}",
+                               lambda name=name: self._decision(name, round_id), self.table)  # type: ignore[misc]  # fmt: skip
+
+    def _betting(self, round_id: str, view: dict[str, Any]) -> None:
+        window = self.sim.settings.betting_ms
+        for name in self.names:
+            for _ in range(self.rng.choice((0, 1, 1, 2))):
+                at = self.rng.uniform(0, window)
+                if self.sim.fault("race", 0.15):  # right at the close of betting, either side of it
+                    at = window + self.rng.uniform(-40, 40)
+                self.sim.later(at, f"{name} bets", lambda name=name: self._slip(name, round_id), self.table)  # type: ignore[misc]
+
+    def _slip(self, name: str, round_id: str) -> None:
+        bets = []
+        for _ in range(self.rng.choice((1, 1, 2, 3))):
+            stake = self.rng.choice((10, 20, 50, 100, 200, 500, 1_000, self.rng.randint(1, 3_000)))
+            if self.rng.random() < 0.03:
+                stake = self.rng.choice((0, -5, 10**16))  # refused by the API's schema
+            side = "banker" if self.rng.random() < 0.3 else "player"
+            bets.append({"side": side, "seat": self.rng.choice(SEATS), "stake": stake})
+        self.send(Request(name, round_id, "bets", {"bets": bets}, self.sim.key()))
+
+    def _insurance(self, name: str, round_id: str) -> None:
+        mine = self.sim.player_view(self.table, name)
+        offer = mine.get("you", {}).get("insurance_offer") or []
+        # mostly what the rules allow them; else any amount, refused
+        amount = self.rng.choice(offer) if offer and self.rng.random() < 0.9 else self.rng.randint(1, 500)
+        self.send(Request(name, round_id, "insurance", {"amount": amount}, self.sim.key()))
+
+    def _decision(self, name: str, round_id: str) -> None:
+        mine = self.sim.player_view(self.table, name)
+        decision = mine.get("you", {}).get("decision")
+        if decision is None:
+            if self.rng.random() < 0.05:  # someone else's decision: refused
+                body = {"seat": self.rng.choice(SEATS), "choice": "draw"}
+                self.send(Request(name, round_id, "decisions", body, None))
+            return
+        if self.sim.fault("disconnect", 0.2):
+            return  # gone: the window runs out and the threshold decides
+        body = {"seat": decision["seat"], "choice": self.rng.choice(("draw", "stand"))}
+        late = self.sim.settings.decision_ms * self.rng.uniform(0.9, 1.2)
+        self.sim.later(self.rng.uniform(100, late), f"{name} decides {body['choice']}",
+                       lambda: self.send(Request(name, round_id, "decisions", body, None)), self.table)  # fmt: skip
+
+    def send(self, request: Request) -> None:
+        """The request as the API runs it; a 503 is retried with the same key, a retry must match the first."""
+        sim = self.sim
+        request.tries += 1
+        try:
+            body = sim.bodies[request.action].model_validate(request.body)
+            answer = sim.api.act(request.player, request.round_id, request.action, body, request.key)
+        except REFUSALS as refusal:
+            sim.count(f"refused_{getattr(refusal, 'code', 'invalid_body')}")
+            if request.first is not None and not isinstance(refusal, ValidationError):
+                raise Violation(
+                    f"{request.player}'s retry of an accepted {request.action} was refused: {refusal}"
+                ) from None
+            return
+        except DBAPIError:
+            sim.count("answered_503")
+            if request.tries < RETRIES:
+                sim.later(self.rng.uniform(200, 1_000), f"{request.player} retries {request.action}",
+                          lambda: self.send(request), self.table)  # fmt: skip
+            return
+        out = answer.model_dump() if isinstance(answer, BaseModel) else dict(answer)
+        sim.count(f"accepted_{request.action}")
+        if request.first is not None and out != request.first:
+            raise Violation(
+                f"{request.player}'s retry with key {request.key} got another answer: {out} ≠ {request.first}"
+            )
+        request.first = out
+        self._accepted(request, out)
+        sim.changed(self.table)
+        if request.key is not None and sim.fault("retry", 0.1):
+            self._retry(request)
+
+    def _retry(self, request: Request) -> None:
+        """A client that never saw the answer sends it again (same key); or reuses the key for another request."""
+        if self.rng.random() < 0.7:
+            self.sim.later(self.rng.uniform(10, 3_000), f"{request.player} sends {request.action} again (same key)",
+                           lambda: self.send(request), self.table)  # fmt: skip
+            return
+        other = dict(request.body, **({"amount": 7} if request.action == "insurance" else {"bets": [
+            {"side": "player", "seat": "A", "stake": 13}]}))  # fmt: skip
+        self.sim.later(self.rng.uniform(10, 1_000), f"{request.player} reuses a key for another {request.action}",
+                       lambda: self._conflict(Request(request.player, request.round_id, request.action, other,
+                                                      request.key)), self.table)  # fmt: skip
+
+    def _conflict(self, request: Request) -> None:
+        sim = self.sim
+        try:
+            body = sim.bodies[request.action].model_validate(request.body)
+            sim.api.act(request.player, request.round_id, request.action, body, request.key)
+        except IdempotencyConflictError:
+            sim.count("refused_idempotency_conflict")
+            return
+        except DBAPIError:
+            sim.count("answered_503")
+            return
+        raise Violation(f"{request.player} reused key {request.key} for another {request.action}, and it was accepted")
+
+    def _accepted(self, request: Request, out: dict[str, Any]) -> None:
+        accepted = self.sim.checker.accepted[request.round_id]
+        if request.action == "bets":
+            for wager in out["wagers"]:
+                # a retry's answer is the stake as it was then: a later slip may have raised it since
+                accepted.stakes[wager["wager_id"]] = max(wager["stake"], accepted.stakes.get(wager["wager_id"], 0))
+                accepted.wagers.add(wager["wager_id"])
+        elif request.action == "insurance":
+            accepted.stakes[INSURANCE + request.player] = out["insurance"]
+
+
+class Operator:
+    """Voids rounds (settled or not) and corrects settled rounds' cards, as the operator tools do."""
+
+    def __init__(self, sim: Simulation) -> None:
+        self.sim, self.rng = sim, random.Random(sim.rng.random())
+        self._counting: set[str] = set()  # tables whose deck the pit boss is counting
+
+    def deck_held(self, table: str) -> None:
+        """A table held by a deck not whole: the pit boss counts the cards, then acknowledges its report."""
+        if table in self._counting:
+            return
+        self._counting.add(table)
+        self.sim.later(self.rng.uniform(5_000, 60_000), f"pit boss counts {table}'s deck",
+                       lambda: self._acknowledge(table), table)  # fmt: skip
+
+    def _acknowledge(self, table: str) -> None:
+        self._counting.discard(table)
+        origin = Origin("sim-operator", "sim")
+        try:
+            for report in decks.reports(self.sim.api, decks.DecksQuery(table=table, status=DECK_HELD)):
+                decks.acknowledge(self.sim.api, report["id"], "counted: as the report says", origin)
+                self.sim.count("decks_acknowledged")
+        except DBAPIError:  # the database failed the request: the pit boss tries again
+            self.sim.count("answered_503")
+            self.deck_held(table)
+            return
+        self.sim.changed(table)
+
+    def on_view(self, table: str, view: dict[str, Any]) -> None:
+        round_id, phase = view.get("round_id"), view.get("phase")
+        if round_id is None or not self.sim.faults_on("operator"):
+            return
+        if phase == "settled" and self.rng.random() < 0.05:
+            self.sim.later(self.rng.uniform(1_000, 20_000), f"operator corrects {round_id}",
+                           lambda: self._correct(str(round_id)), table)  # fmt: skip
+        elif phase == "settled" and self.rng.random() < 0.03:
+            self._void_later(table, str(round_id), "video shows a dealing error")
+        elif phase not in FINISHED and self.rng.random() < 0.005:
+            self._void_later(table, str(round_id), "table incident")
+
+    def _void_later(self, table: str, round_id: str, reason: str) -> None:
+        void = lambda: self.sim.api.void(round_id, reason, "sim-operator")  # noqa: E731
+        self.sim.later(
+            self.rng.uniform(100, 5_000), f"operator voids {round_id}", lambda: self._try(void, table), table
+        )
+
+    def _correct(self, round_id: str) -> None:
+        view = self.sim.round_cards(round_id)
+        if not view:
+            return
+        index = self.rng.randrange(len(view))
+        others = [card for card in deck(self.rng) if str(card) not in view]
+        cards = {index: others[0]}
+        self._try(lambda: self.sim.api.recalculate(round_id, cards, "sim-video", "sim-operator"), "")
+
+    def _try(self, action: Callable[[], Any], table: str) -> None:
+        try:
+            action()
+        except REFUSALS as refusal:
+            self.sim.count(f"operator_refused_{getattr(refusal, 'code', 'invalid')}")
+            return
+        except DBAPIError:
+            self.sim.count("answered_503")
+            return
+        self.sim.count("operator_done")
+        if table:
+            self.sim.changed(table)
+
+
+def new_key(rng: random.Random) -> str:
+    return str(uuid.UUID(int=rng.getrandbits(128)))
+
+
+BODIES: dict[str, type[BaseModel]] = {"bets": BetSlipIn, "insurance": InsuranceIn, "decisions": DecisionIn}

@@ -1,0 +1,642 @@
+"""The deterministic studio simulation: shoe → feed → controller → round service → ledger, under a seeded scheduler.
+
+Only the clock (``SimClock``), the scheduling (``Scheduler``) and the transport (``Network``) are
+simulated; everything else is the production code on the real database: the round controller's
+``Writer`` and ``TableController``, the shoe inlet's ordering and signature checks, table leases,
+the round service (a controller process's own and the API's), the ledger. The seed decides every
+human delay and every fault; simulated time jumps from one event to the next, so nothing sleeps,
+and a run is reproduced exactly by its seed and options.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import Engine, event
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import sessionmaker
+
+from services.bus.feed import ShoeInlet
+from services.bus.messages import DealerView, ResendRequest, RoundView
+from services.cards import Card
+from services.controller.leases import Leases
+from services.controller.runner import MIN_WAIT_SECONDS, Inbound, Writer
+from services.controller.table import ControllerSettings
+from services.db import session_factory
+from services.games.base import FINISHED
+from services.ledger.wallets import WalletService
+from services.rounds.models import Round
+from services.rounds.players import PlayerService
+from services.rounds.service import Applied, RoundService
+from services.shoe.signing import KeyRing, new_key, sign
+from services.sim.actors import BODIES, Dealer, Operator, Players
+from services.sim.actors import new_key as request_key
+from services.sim.checks import Checker, Violation
+from services.sim.transport import Network, NetworkFaults, Scheduler, SimClock, SimShoe
+
+FAULTS: dict[str, str] = {
+    "crash": "the controller process dies at any step and restarts from the database",
+    "network": "shoe messages duplicated, reordered, delayed or lost (the resend path refills them)",
+    "broker": "the broker goes away for a while",
+    "database": "a database statement fails mid-transaction (the connection lost, or the statement refused)",
+    "misread": "the shoe cannot read a card; the dealer scans it again",
+    "burn": "a burn card before a card",
+    "foreign": "a card from another shoe, or one signed with a key the table does not hold",
+    "early": "a card dealt while betting is open",
+    "extra": "a card dealt when the round wants none",
+    "rescan": "a card of the deck scanned a second time",
+    "deck": "a new deck loaded in the middle of a round",
+    "retry": "players send a request again with the same idempotency key, or reuse a key for another request",
+    "disconnect": "a player leaves their draw/stand decision to time out",
+    "race": "bets sent right at the close of betting",
+    "operator": "operators void rounds (settled or not) and correct settled rounds' cards",
+}
+DRAIN = timedelta(minutes=1)  # after the last round: the time the shoes' last messages have to reach the controller
+STUCK = timedelta(minutes=10)  # a round not ended after this much simulated time is a violation
+WAKES = "controller wakes"
+SPIN = 200  # the controller's wakes in a row with nothing else between them: it spins
+ROUTINE = ("shoe heartbeat", "shoe status", WAKES, "waits for the lease", "feed checks its gap")
+TRACE = 400  # the steps kept per table for a violation's trace
+log = logging.getLogger("studio.sim")
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    seed: int
+    rounds: int = 20  # rounds to open, across all tables
+    tables: int = 2
+    faults: frozenset[str] = frozenset(FAULTS)
+    players: int = 4  # per table
+    betting_ms: int = 2_500
+    insurance_ms: int = 1_500
+    decision_ms: int = 2_000
+
+
+@dataclass
+class Report:
+    settings: SimSettings
+    steps: int = 0
+    checks: int = 0
+    rounds: int = 0  # rounds that ended
+    simulated_s: float = 0.0
+    counts: dict[str, int] = field(default_factory=dict)
+    violation: str | None = None
+    step: int | None = None  # the step at which it was found
+    trace: list[str] = field(default_factory=list)
+    digest: str = ""  # of every step taken: two runs of one seed and options have the same
+
+    def command(self) -> str:
+        s = self.settings
+        faults = ",".join(sorted(s.faults)) if s.faults != frozenset(FAULTS) else "all"
+        return f"studio sim --seed {s.seed} --rounds {s.rounds} --tables {s.tables} --faults {faults or 'none'}"
+
+
+class Killed(BaseException):
+    """The controller process killed inside a step (SIGKILL): none of its code after that point runs. A
+    ``BaseException``, so no ``except Exception`` of the code under test can swallow it."""
+
+
+class DatabaseFaults:
+    """Fails one statement of the engine's, when armed: mid-transaction, as a lost connection or a refusal; or kills
+    the controller process before one of its own statements (``kill``)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.countdown: int | None = None
+        self.invalidated = False
+        self.paused = 0
+        self.actor: object | None = None  # the process whose code runs now (a statement's issuer)
+        self.kill: tuple[ControllerProcess, int] | None = None  # killed before its n-th statement from now
+        self.commits = 0
+        self.failures = 0
+        event.listen(engine, "before_cursor_execute", self._before)
+        event.listen(engine, "commit", self._commit)
+
+    def arm(self, statements: int, invalidated: bool) -> None:
+        self.countdown, self.invalidated = statements, invalidated
+
+    @contextmanager
+    def acting(self, process: object) -> Iterator[None]:
+        """``process``'s code runs inside: its statements are the ones a ``kill`` counts."""
+        before, self.actor = self.actor, process
+        try:
+            yield
+        finally:
+            self.actor = before
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """No failure inside (the simulation's own reads)."""
+        self.paused += 1
+        try:
+            yield
+        finally:
+            self.paused -= 1
+
+    def _before(self, _conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, _many: bool) -> None:
+        if self.paused:
+            return
+        if self.kill is not None and self.actor is self.kill[0]:
+            process, left = self.kill
+            self.kill = (process, left - 1) if left > 1 else None
+            if left <= 1:
+                process.sim.count("killed_in_a_transaction")
+                process.die("killed in the middle of a transaction")
+                raise Killed
+        if self.countdown is None:
+            return
+        self.countdown -= 1
+        if self.countdown <= 0:
+            self.countdown = None
+            self.failures += 1
+            reason = "the connection was lost" if self.invalidated else "the server refused the statement"
+            raise OperationalError(
+                statement, parameters, ConnectionError(f"simulated: {reason}"), connection_invalidated=self.invalidated
+            )
+
+    def _commit(self, _conn: Any) -> None:
+        self.commits += 1
+
+
+class ControllerProcess:
+    """One run of the controller process: its own round service and lease owner; it dies with its memory."""
+
+    def __init__(self, sim: Simulation, generation: int) -> None:
+        self.sim, self.generation = sim, generation
+        self.service = RoundService(session_factory(sim.engine), sim.clock)
+        self.leases = Leases(self.service.sessions, f"sim-controller-{generation}", sim.clock)
+        tables = {
+            table: ControllerSettings(sim.shoes[table].shoe_id, result_pause_ms=800, auto_open=sim.opening)
+            for table in sim.tables
+        }
+        self.writer = Writer(self.service, tables, self._publisher, self.leases, sim.clock, sim.keys)
+        self.inlets: dict[str, ShoeInlet] = {}
+        self.alive = True
+        self.kill_on_publish = False
+        self._wake_at: datetime | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.alive and bool(self.inlets)
+
+    def boot(self) -> None:
+        if not self.alive:
+            return
+        try:
+            with self.sim.database.acting(self):
+                for table in self.sim.tables:
+                    holder = self.leases.try_acquire(table)
+                    if holder is not None:  # the dead run's lease has not run out yet
+                        self.sim.later(500, f"controller {self.generation} waits for the lease", self.boot)
+                        return
+                self.writer.start()
+                self.inlets = {table: self.writer.inlet(table, self.sim.clock.seconds) for table in self.sim.tables}
+            for table in self.sim.tables:  # subscribing, it gets the shoe's retained status first
+                self.status(table, self.sim.shoes[table].status())
+        except DBAPIError:
+            self.sim.count("controller_boot_failed")
+            self.die("the database failed while it started")
+            return
+        self.sim.recovered(self)
+        self.plan()
+
+    def die(self, why: str) -> None:
+        self.alive = False
+        self.sim.count("controller_died")
+        self.sim.note(f"controller {self.generation} dies: {why}")
+        self.sim.later(self.sim.rng.uniform(200, 3_000), "controller restarts", self.sim.start_controller)
+
+    # ---- inputs, through the network ---------------------------------------------------------
+
+    def card(self, table: str, payload: bytes) -> None:
+        if not self.running:
+            return
+        with self.sim.database.acting(self):
+            for shoe_event, why in self.inlets[table].card(payload):
+                kind, item = ("shoe", shoe_event) if why is None else ("untrusted", (shoe_event, why))
+                self.writer.handle(Inbound(table, kind, item))
+        self.ask(table)
+        self.plan()
+
+    def status(self, table: str, payload: bytes) -> None:
+        if self.running:
+            with self.sim.database.acting(self):
+                for shoe_event in self.inlets[table].status(payload):
+                    self.writer.handle(Inbound(table, "shoe", shoe_event))
+            self.ask(table)
+
+    def alarm(self, table: str, payload: bytes) -> None:
+        if self.running:
+            item = self.writer.alarm(table, payload)
+            if item is not None:
+                with self.sim.database.acting(self):
+                    self.writer.handle(item)
+            self.plan()
+
+    def command(self, table: str) -> None:
+        if self.running:
+            with self.sim.database.acting(self):
+                self.writer.handle(Inbound(table, "command", None))
+            self.plan()
+
+    def ask(self, table: str) -> None:
+        """The feed's resend request for a gap, if it has one now (it asks again while the gap stays)."""
+        inlet = self.inlets[table]
+        request = inlet.gap()
+        if request is not None:
+            self.sim.network.send(f"{table} resend {request.from_seq}–{request.to_seq}",
+                                  lambda: self.sim.resend(table, request), table)  # fmt: skip
+        waiting = inlet.feed._waiting or inlet.last_seq >= (inlet.feed.next_seq or 1 << 62)
+        if waiting:
+            self.sim.later(
+                inlet.feed.retry_after * 1000, f"{table} feed checks its gap", lambda: self._recheck(table), table
+            )
+
+    def _recheck(self, table: str) -> None:
+        if self.running:
+            self.ask(table)
+
+    # ---- timers ------------------------------------------------------------------------------
+
+    def plan(self) -> None:
+        """Wake at the writer's next deadline (sooner than a wake already planned only)."""
+        if not self.running:
+            return
+        # as the real loop: a deadline that stays due (the database refuses) waits at least MIN_WAIT_SECONDS
+        when = max(self.writer.next_deadline(), self.sim.clock.now() + timedelta(seconds=MIN_WAIT_SECONDS))
+        if self._wake_at is None or when < self._wake_at:
+            self._wake_at = when
+            self.sim.scheduler.at(when, WAKES, self.wake)
+
+    def wake(self) -> None:
+        if not self.running:
+            return
+        if self._wake_at is not None and self.sim.clock.now() < self._wake_at:
+            return  # an earlier wake's event, superseded
+        self._wake_at = None
+        with self.sim.database.acting(self):
+            stepped = self.writer.step()
+        if not stepped:
+            self.die("it lost a table's lease")
+            return
+        self.sim.watch_stuck(self.writer)
+        self.plan()
+
+    def _publisher(self, table: str) -> Callable[[str, dict[str, Any]], None]:
+        schemas: dict[str, type[RoundView]] = {"state": RoundView, "dealer": DealerView}
+
+        def publish(name: str, view: dict[str, Any]) -> None:
+            if not self.alive:
+                return
+            if self.kill_on_publish:  # its round is committed; what it was about to say is never said
+                self.kill_on_publish = False
+                self.sim.count("killed_before_publishing")
+                self.die("killed after a commit, before publishing it")
+                raise Killed
+            schemas[name].model_validate(view)
+            current = self.writer.tables[table].current
+            if current is not None:
+                self.sim.checker.hidden(table, current.round_id, current.hidden)
+            self.sim.checker.view("dealer" if name == "dealer" else "public", table, view)
+            deliver = lambda: self.sim.show(table, name, view)  # noqa: E731
+            self.sim.network.send(f"{table} {name} view", deliver, table, retained=f"{table}/{name}")
+
+        return publish
+
+
+class Simulation:
+    def __init__(self, settings: SimSettings, engine: Engine, tag: str = "") -> None:
+        self.settings, self.engine, self.tag = settings, engine, tag
+        self.rng = random.Random(settings.seed)
+        self.clock = SimClock()
+        self.scheduler = Scheduler(self.clock)
+        self.database = DatabaseFaults(engine)
+        sessions = session_factory(engine)
+        self.checker = Checker(sessionmaker(engine, expire_on_commit=False))
+        self.api = RoundService(sessions, self.clock)  # the API process's
+        self.wallets = WalletService(sessions, "THB")
+        faulty = "network" in settings.faults
+        self.network = Network(
+            self.scheduler, random.Random(self.rng.random()),
+            NetworkFaults(0.03, 0.05, 0.05, 0.01) if faulty else NetworkFaults(),
+        )  # fmt: skip
+        self.tables = [f"{tag}T{n}" for n in range(1, settings.tables + 1)]
+        keys = {table: new_key(f"{table}-shoe") for table in self.tables}
+        self.keys = KeyRing(keys=list(keys.values()))
+        self.shoes = {
+            table: SimShoe(table, f"{table}-shoe", keys[table], f"boot-{settings.seed}-{table}", self.clock)
+            for table in self.tables
+        }
+        self.checker.shoes = {table: shoe.shoe_id for table, shoe in self.shoes.items()}
+        self.bodies: dict[str, type[BaseModel]] = BODIES
+        self.opening = True
+        self.counts: Counter[str] = Counter()
+        self.steps = 0
+        self._hash = hashlib.sha256()
+        self._trace: dict[str, deque[str]] = {table: deque(maxlen=TRACE) for table in [*self.tables, ""]}
+        self._latest: dict[str, dict[str, Any]] = {}  # table -> its latest public view, as published
+        self._since: dict[str, tuple[str, datetime]] = {}  # table -> (unfinished round, since when)
+        self._ended: set[str] = set()
+        self._generation = 0
+        self._crash_before: dict[str, Applied | None] = {}
+        self._drain_until: datetime | None = None
+        self.controller: ControllerProcess | None = None
+        self._setup(tag)
+
+    def _setup(self, tag: str) -> None:
+        rules = {
+            "betting_window_ms": self.settings.betting_ms, "insurance_window_ms": self.settings.insurance_ms,
+            "decision_window_ms": self.settings.decision_ms, "min_stake": 10, "max_stake": 2_000,
+        }  # fmt: skip
+        registry = PlayerService(self.api.sessions)
+        self.dealers = {table: Dealer(self, table) for table in self.tables}
+        self.players: dict[str, Players] = {}
+        for table in self.tables:
+            self.api.create_table(table, "THB", rules, allow_return_over_100=True)  # the rules as written
+            names = [f"{tag}{table}p{n}" for n in range(1, self.settings.players + 1)]
+            for name in names:
+                registry.register(name)
+                self.wallets.deposit(name, self.rng.choice((300, 2_000, 20_000, 100_000)), request_key(self.rng), "sim")
+            self.players[table] = Players(self, table, names)
+        self.operator = Operator(self)
+        self.start_controller()
+        for table in self.tables:
+            self._heartbeat(table)
+        self._plan_faults()
+
+    # ---- running ---------------------------------------------------------------------------
+
+    def run(self) -> Report:
+        report = Report(self.settings)
+        wakes = 0
+        try:
+            while not self._done():
+                step = self.scheduler.next()
+                if step is None:
+                    raise Violation("nothing left to happen, yet rounds have not ended")
+                self.steps += 1
+                wakes = wakes + 1 if step.what == WAKES else 0
+                if wakes > SPIN:  # nothing else happens: a deadline stays due, and the controller spins
+                    raise Violation(f"the controller woke {SPIN} times in a row with nothing else happening: it spins")
+                line = f"{self.steps} +{self.clock.seconds():.3f}s {step.what}"
+                self._hash.update(line.replace(self.tag, "").encode() if self.tag else line.encode())
+                self._trace[step.table].append(line)
+                commits = self.database.commits
+                try:
+                    step.run()
+                except Killed:
+                    pass  # the controller died inside the step; its restart is planned
+                except Violation:
+                    raise
+                except Exception as error:  # a process would have died of it, with a traceback
+                    log.exception("step %s: %s", self.steps, step.what)
+                    raise Violation(f"{step.what}: an unexpected {type(error).__name__}: {error}") from error
+                if self.database.commits != commits:
+                    with self.database.held():
+                        self._ended.update(self.checker.after_step())
+            with self.database.held():
+                self.checker.after_step()
+                self.checker.final(self.tables, {t: (s.shoe_id, s.boot_id, s.seq) for t, s in self.shoes.items()})
+        except Violation as violation:
+            report.violation, report.step = str(violation), self.steps
+            report.trace = self._trace_of(str(violation))
+        report.steps, report.checks = self.steps, self.checker.checks
+        report.rounds = self._rounds_ended()
+        report.simulated_s = self.clock.seconds()
+        self.counts.update(messages_lost=self.network.lost, statements_failed=self.database.failures)
+        report.counts = dict(sorted(self.counts.items()))
+        report.digest = self._hash.hexdigest()[:16]
+        return report
+
+    def _done(self) -> bool:
+        opened = sum(int(view.get("number") or 0) for view in self._latest.values())
+        if self.opening and opened >= self.settings.rounds:
+            self.opening = False
+            if self.controller is not None:
+                for controller in self.controller.writer.tables.values():
+                    controller.settings = replace(controller.settings, auto_open=False)
+        if self.opening or self.controller is None or not self.controller.running:
+            return False
+        if not (all(self._latest.get(t, {}).get("phase") in FINISHED for t in self.tables) and self._quiet()):
+            return False
+        # the rounds are over: the shoes' last messages (the dealer's slips) still reach the controller
+        if self._drain_until is None:
+            self._drain_until = self.clock.now() + DRAIN
+        inlets = self.controller.inlets
+        taken = all((inlets[t].feed.next_seq or 1) > shoe.seq for t, shoe in self.shoes.items())
+        return taken or self.clock.now() >= self._drain_until
+
+    def _quiet(self) -> bool:
+        """Every table's latest round in the database has ended too (the views may lag behind)."""
+        with self.database.held():
+            latest = {table: self.api.latest(table) for table in self.tables}
+        return all(applied is not None and applied.phase in FINISHED for applied in latest.values())
+
+    def _rounds_ended(self) -> int:
+        return sum(int(view.get("number") or 0) for view in self._latest.values())
+
+    def _trace_of(self, violation: str) -> list[str]:
+        """The steps of the table the violation names (else of every table), oldest first, without the routine
+        ones (heartbeats, timer wakes) unless the violation is about them."""
+        named = [table for table in self.tables if table in violation]
+        lines = [line for table in (named or self.tables) for line in self._trace[table]] + list(self._trace[""])
+        lines.sort(key=lambda line: int(line.split(" ", 1)[0]))
+        telling = [line for line in lines if not any(routine in line for routine in ROUTINE)]
+        return (lines if "spins" in violation else telling)[-60:]
+
+    # ---- what the actors use -----------------------------------------------------------------
+
+    def later(self, ms: float, what: str, run: Callable[[], None], table: str = "") -> None:
+        self.scheduler.after(ms, what, run, table)
+
+    def note(self, what: str) -> None:
+        self._trace[""].append(f"{self.steps} +{self.clock.seconds():.3f}s {what}")
+
+    def count(self, name: str) -> None:
+        self.counts[name] += 1
+
+    def fault(self, name: str, probability: float) -> bool:
+        """Whether the fault ``name`` strikes now (never when the run leaves it out)."""
+        if name not in self.settings.faults or self.rng.random() >= probability:
+            return False
+        self.count(f"fault_{name}")
+        return True
+
+    def faults_on(self, name: str) -> bool:
+        return name in self.settings.faults
+
+    def key(self) -> str:
+        return request_key(self.rng)
+
+    def player_view(self, table: str, player: str) -> dict[str, Any]:
+        """A player's own view through the API (``/v1/tables/{t}/me``): checked for hidden cards too."""
+        try:
+            view = self.api.player_view(table, player)
+        except DBAPIError:
+            self.count("answered_503")
+            return {}
+        self.checker.view(f"{player}'s own", table, view)
+        return view
+
+    def round_cards(self, round_id: str) -> list[str]:
+        """The round's cards, as the operator reads them off the video."""
+        with self.database.held(), self.api.sessions() as session:
+            round_ = session.get(Round, round_id)
+            if round_ is None:
+                return []
+            port = self.api.game_of(session, round_)
+            with self.api.reading(session, round_) as engine:
+                return [str(card) for card in port.cards(engine)]
+
+    def changed(self, table: str) -> None:
+        """The API moved a round: it tells the table's controller (``…/round/commands``)."""
+        self.network.send(f"{table} round changed", lambda: self._to_controller(lambda c: c.command(table)), table)
+
+    # ---- the shoe side -----------------------------------------------------------------------
+
+    def send_card(self, table: str, payload: bytes) -> None:
+        self.network.send(f"{table} shoe message", lambda: self._to_controller(lambda c: c.card(table, payload)), table)
+
+    def send_alarm(self, table: str, payload: bytes) -> None:
+        self.network.send(f"{table} shoe alarm", lambda: self._to_controller(lambda c: c.alarm(table, payload)), table)
+
+    def resend(self, table: str, request: ResendRequest) -> None:
+        self.count("resends")
+        for payload in self.shoes[table].resend(request):
+            self.send_card(table, payload)
+
+    def foreign_card(self, table: str, card: Card) -> bytes:
+        """A card in another shoe's name, or in this shoe's name under a key the table does not hold."""
+        shoe = self.shoes[table]
+        if self.rng.random() < 0.5:
+            stray = SimShoe(table, f"{table}-stray", None, "stray", self.clock)
+            stray.seq = shoe.seq
+            return stray.card(card)
+        forged = shoe.card(card)
+        shoe.seq -= 1  # the forger copies the real shoe's stamp: it must not take the real message's place
+        shoe.outbox.pop(shoe.seq + 1)
+        return sign(forged, new_key(shoe.shoe_id))
+
+    def _heartbeat(self, table: str) -> None:
+        payload = self.shoes[table].status()
+        self.network.send(
+            f"{table} shoe status", lambda: self._to_controller(lambda c: c.status(table, payload)), table
+        )
+        self.later(2_000, f"{table} shoe heartbeat", lambda: self._heartbeat(table), table)
+
+    def _to_controller(self, deliver: Callable[[ControllerProcess], None]) -> None:
+        if self.controller is not None:
+            deliver(self.controller)
+
+    # ---- the controller's life -----------------------------------------------------------------
+
+    def start_controller(self) -> None:
+        self._generation += 1
+        self.controller = ControllerProcess(self, self._generation)
+        self.later(0, f"controller {self._generation} starts", self.controller.boot)
+
+    def crash(self) -> None:
+        controller = self.controller
+        if controller is None or not controller.running:
+            return
+        with self.database.held():  # what the dead process believed, as its own engines had it
+            self._crash_before = {table: controller.service.latest(table) for table in self.tables}
+        controller.die("crashed (fault)")
+
+    def recovered(self, controller: ControllerProcess) -> None:
+        """After a restart: each table as recovered from the database equals the replay of its log."""
+        with self.database.held():
+            for table, table_controller in controller.writer.tables.items():
+                current = table_controller.current
+                reference = self.api.latest(table)
+                self._same(table, "the API's engine", current, reference)
+                before = self._crash_before.pop(table, None)
+                if before is not None and current is not None and before.log_length == current.log_length:
+                    self._same(table, "the crashed process's engine", current, before)
+
+    def _same(self, table: str, what: str, recovered: Applied | None, reference: Applied | None) -> None:
+        def shape(applied: Applied | None) -> Any:
+            if applied is None:
+                return None
+            return (applied.round_id, applied.phase, applied.log_length, applied.public, applied.views["dealer"],
+                    applied.expecting, applied.cards, applied.hidden)  # fmt: skip
+
+        if shape(recovered) != shape(reference):
+            raise Violation(
+                f"table {table}: the controller recovered a state other than {what} "
+                f"({shape(recovered)} ≠ {shape(reference)})"
+            )
+
+    def watch_stuck(self, writer: Writer) -> None:
+        now = self.clock.now()
+        for table, controller in writer.tables.items():
+            current = controller.current
+            if current is None or current.phase in FINISHED:
+                self._since.pop(table, None)
+                continue
+            round_id, since = self._since.get(table, (current.round_id, now))
+            if round_id != current.round_id:
+                round_id, since = current.round_id, now
+            self._since[table] = (round_id, since)
+            if now - since > STUCK:
+                waiting = current.expecting.text if current.expecting else "nothing"
+                raise Violation(f"table {table}: round {round_id} has not ended after {STUCK} (waiting for {waiting})")
+
+    # ---- what the screens show --------------------------------------------------------------------
+
+    def show(self, table: str, name: str, view: dict[str, Any]) -> None:
+        if name == "dealer":
+            self.dealers[table].on_view(view)
+            return
+        number = view.get("number") or 0
+        if number >= int(self._latest.get(table, {}).get("number") or 0):
+            self._latest[table] = view
+        self.players[table].on_view(view)
+        self.operator.on_view(table, view)
+
+    # ---- the faults of the whole studio ------------------------------------------------------------
+
+    def _plan_faults(self) -> None:
+        """The next studio-wide fault: a crash, a broker outage or a database failure, at a random moment."""
+        chosen = [name for name in ("crash", "broker", "database") if name in self.settings.faults]
+        if not chosen:
+            return
+        self.later(self.rng.expovariate(1 / 20_000), "fault", self._fault)
+
+    def _kill(self) -> None:
+        """SIGKILL: between two steps, before one of its statements (in the middle of a transaction), or after a
+        commit, before it publishes what changed."""
+        moment = self.rng.choice(("now", "in a transaction", "after a commit"))
+        controller = self.controller
+        self.note(f"the controller process is killed ({moment})")
+        if moment == "now":
+            self.crash()
+        elif controller is not None and controller.running:
+            if moment == "in a transaction":
+                self.database.kill = (controller, self.rng.randint(1, 12))
+            else:
+                controller.kill_on_publish = True
+
+    def _fault(self) -> None:
+        name = self.rng.choice([n for n in ("crash", "broker", "database") if n in self.settings.faults])
+        self.count(f"fault_{name}")
+        if name == "crash":
+            self._kill()
+        elif name == "broker":
+            ms = self.rng.uniform(500, 8_000)
+            self.note(f"the broker goes away for {ms:.0f} ms")
+            self.network.outage(ms)
+        else:
+            statements = self.rng.randint(1, 40)
+            invalidated = self.rng.random() < 0.5
+            self.note(f"the database fails statement {statements} from now ({'lost' if invalidated else 'refused'})")
+            self.database.arm(statements, invalidated)
+        self._plan_faults()
