@@ -1,0 +1,251 @@
+"""Calls to an operator's wallet that survive failures: recorded before they are first sent, sent again with the same
+ids until the operator gives a final answer, answered once.
+
+``SeamlessWallet.submit`` writes the call (its exact signed body) to ``wallet_calls`` and commits, then sends it; a
+final answer (``ok`` or ``refused``) is recorded and returned; after ``config.attempts`` failed attempts the call
+stays ``pending`` and ``OutcomeUnknownError`` is raised — ``drain()`` (run by the studio in the background, and by
+anyone after a restart) sends every pending call again. The same ``transaction_id`` submitted again returns the
+recorded answer, or resends the recorded body: a movement is never sent under two ids. A rollback is sent only for a
+debit the operator accepted (an unknown debit is first resolved by asking again; a refused one needs no rollback).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import httpx
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from services.db.unit_of_work import run_transaction
+from services.ledger.models import utcnow
+from services.wallet.models import OK, PENDING, REFUSED, WalletCallRecord
+from services.wallet.protocol import WalletAnswer, WalletCall, WalletConfig, answer_from, signature
+
+log = logging.getLogger("studio.wallet")
+
+
+class WalletError(Exception):
+    code = "wallet_error"
+
+
+class WalletRefusedError(WalletError):
+    """The operator refused the movement (final): insufficient funds, a blocked player, …"""
+
+    code = "wallet_refused"
+
+    def __init__(self, answer: WalletAnswer) -> None:
+        super().__init__(f"the operator's wallet refused it: {answer.code} {answer.message}".strip())
+        self.answer = answer
+
+
+class OutcomeUnknownError(WalletError):
+    """No final answer yet: the call stays in the outbox and is sent again until the operator answers."""
+
+    code = "wallet_unavailable"
+
+
+class SeamlessWallet:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        config: WalletConfig,
+        http: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.sessions = sessions
+        self.config = config
+        self.http = http or httpx.Client(timeout=config.timeout_s)
+        self.sleep = sleep
+
+    # ---- the movements ------------------------------------------------------------------------
+
+    def debit(
+        self, player: str, amount: int, currency: str, round_id: str, transaction_id: str, reason: str = ""
+    ) -> WalletAnswer:
+        return self.submit(self._call("debit", player, amount, currency, round_id, transaction_id, reason))
+
+    def credit(
+        self, player: str, amount: int, currency: str, round_id: str, transaction_id: str, reason: str = ""
+    ) -> WalletAnswer:
+        return self.submit(self._call("credit", player, amount, currency, round_id, transaction_id, reason))
+
+    def rollback(self, original_transaction_id: str, reason: str = "") -> WalletAnswer | None:
+        """Undo a debit: sent only if the operator accepted it (None: it never took effect, nothing to undo)."""
+        with self.sessions() as session:
+            original = session.scalar(
+                select(WalletCallRecord).where(WalletCallRecord.transaction_id == original_transaction_id)
+            )
+        if original is None or original.kind != "debit":
+            raise WalletError(f"no debit {original_transaction_id!r} was sent to the operator's wallet")
+        if original.status == PENDING:  # unknown: ask again (same ids) until the operator says what happened
+            try:
+                self.submit(WalletCall.model_validate_json(original.body))
+            except WalletRefusedError:
+                return None
+        elif original.status == REFUSED:
+            return None
+        call = self._call(
+            "rollback", original.player, original.amount, original.currency, original.round_id,
+            f"rollback:{original_transaction_id}", reason, original=original_transaction_id,
+        )  # fmt: skip
+        return self.submit(call)
+
+    # ---- the outbox ---------------------------------------------------------------------------
+
+    def submit(self, call: WalletCall) -> WalletAnswer:
+        """Record the call (or find it: the same transaction is never sent under new ids), then send it until the
+        operator answers or the attempts run out."""
+        record = self._record(call)
+        if record.status != PENDING:
+            return self._final(record)
+        return self._send(record)
+
+    def drain(self) -> int:
+        """Send every pending call again (oldest first); returns how many are still pending."""
+        with self.sessions() as session:
+            pending = session.scalars(
+                select(WalletCallRecord).where(WalletCallRecord.status == PENDING).order_by(WalletCallRecord.created_at)
+            ).all()
+        left = 0
+        for record in pending:
+            try:
+                self._send(record)
+            except OutcomeUnknownError:
+                left += 1
+            except WalletRefusedError:
+                pass
+        return left
+
+    def _record(self, call: WalletCall) -> WalletCallRecord:
+        def write(session: Session) -> WalletCallRecord:
+            found = session.scalar(
+                select(WalletCallRecord).where(WalletCallRecord.transaction_id == call.transaction_id)
+            )
+            if found is not None:
+                sent = (found.kind, found.player, found.amount, found.currency, found.round_id,
+                        found.original_transaction_id)  # fmt: skip
+                asked = (
+                    call.kind,
+                    call.player,
+                    call.amount,
+                    call.currency,
+                    call.round_id,
+                    call.original_transaction_id,
+                )
+                if sent != asked:
+                    raise WalletError(
+                        f"transaction {call.transaction_id} was sent as a {found.kind} of {found.amount} "
+                        f"{found.currency} for {found.player}: one id names one movement"
+                    )
+                return found
+            record = WalletCallRecord(
+                request_id=call.request_id, transaction_id=call.transaction_id, kind=call.kind, player=call.player,
+                amount=call.amount, currency=call.currency, round_id=call.round_id,
+                original_transaction_id=call.original_transaction_id, body=call.body().decode(), status=PENDING,
+                attempts=0, last_error="", created_at=utcnow(),
+            )  # fmt: skip
+            session.add(record)
+            session.flush()
+            return record
+
+        try:
+            return run_transaction(self.sessions, write)
+        except IntegrityError:  # recorded meanwhile by another sender of the same transaction
+            return run_transaction(self.sessions, write)
+
+    def _send(self, record: WalletCallRecord) -> WalletAnswer:
+        body = record.body.encode()
+        headers = {
+            "Content-Type": "application/json",
+            self.config.signature_header: signature(body, self.config.secret),
+            "X-Studio-Request-Id": record.request_id,
+        }
+        delay, error = self.config.backoff_s, ""
+        for attempt in range(self.config.attempts):
+            if attempt:
+                self.sleep(delay)
+                delay *= 2
+            try:
+                response = self.http.post(self.config.url(record.kind), content=body, headers=headers)
+            except httpx.HTTPError as failure:
+                error = f"{type(failure).__name__}: {failure}"
+            else:
+                answer = answer_from(response.content, response.headers, self.config)
+                if answer is not None and answer.transaction_id == record.transaction_id:
+                    return self._answered(record, answer, attempt + 1)
+                error = f"HTTP {response.status_code}: no signed final answer"
+            log.warning("wallet call %s (%s %s): %s", record.request_id, record.kind, record.transaction_id, error)
+        self._attempted(record, self.config.attempts, error)
+        raise OutcomeUnknownError(
+            f"the operator's wallet has not answered {record.kind} {record.transaction_id} ({error}); "
+            "it is asked again until it does"
+        )
+
+    def _answered(self, record: WalletCallRecord, answer: WalletAnswer, attempts: int) -> WalletAnswer:
+        def write(session: Session) -> WalletCallRecord:
+            row = session.get(WalletCallRecord, record.request_id, with_for_update=True)
+            assert row is not None
+            if row.status == PENDING:  # the first final answer is the answer; a second one changes nothing
+                row.status = OK if answer.status == "ok" else REFUSED
+                row.answer = answer.model_dump_json()
+                row.answered_at = utcnow()
+            elif row.answer != answer.model_dump_json():
+                log.error("wallet call %s answered twice, differently: kept %s, got %s", row.request_id,
+                          row.answer, answer.model_dump_json())  # fmt: skip
+            row.attempts += attempts
+            session.flush()
+            return row
+
+        return self._final(run_transaction(self.sessions, write))
+
+    def _attempted(self, record: WalletCallRecord, attempts: int, error: str) -> None:
+        def write(session: Session) -> None:
+            row = session.get(WalletCallRecord, record.request_id, with_for_update=True)
+            if row is not None:
+                row.attempts += attempts
+                row.last_error = error[:500]
+
+        run_transaction(self.sessions, write)
+
+    @staticmethod
+    def _final(record: WalletCallRecord) -> WalletAnswer:
+        assert record.answer is not None
+        answer = WalletAnswer.model_validate_json(record.answer)
+        if answer.status == "refused":
+            raise WalletRefusedError(answer)
+        return answer
+
+    def _call(
+        self,
+        kind: str,
+        player: str,
+        amount: int,
+        currency: str,
+        round_id: str,
+        transaction_id: str,
+        reason: str,
+        original: str | None = None,
+    ) -> WalletCall:
+        return WalletCall(
+            request_id=uuid.uuid4().hex, transaction_id=transaction_id, kind=kind, player=player,  # type: ignore[arg-type]
+            amount=amount, currency=currency, round_id=round_id, original_transaction_id=original, reason=reason,
+            sent_at=datetime.now(UTC).isoformat(),
+        )  # fmt: skip
+
+
+def recorded_answers(sessions: sessionmaker[Session], round_id: str) -> list[dict[str, object]]:
+    """Every call of a round and what the operator answered (for reconciliation)."""
+    with sessions() as session:
+        rows = session.scalars(select(WalletCallRecord).where(WalletCallRecord.round_id == round_id))
+        return [
+            {"transaction_id": r.transaction_id, "kind": r.kind, "player": r.player, "amount": r.amount,
+             "status": r.status, "answer": json.loads(r.answer) if r.answer else None}
+            for r in rows
+        ]  # fmt: skip

@@ -1,0 +1,124 @@
+"""A reference operator's wallet: a real HTTP server (FastAPI under uvicorn, on a free port) speaking the seamless
+protocol, that the tests can make misbehave.
+
+It keeps balances, applies each ``transaction_id`` once (a repeat gets the first answer again, as the protocol
+requires), refuses a debit beyond the balance or of a blocked player, rolls back only debits it applied, checks
+every body's signature and signs its answers. Faults, each for the next N calls: ``slow`` (apply, then answer after
+the client has given up), ``error`` (answer 500 before applying), ``lose`` (apply, then answer 500: the answer is
+lost), ``unsigned`` (apply, answer without a signature), ``twice`` (answer a repeat with a second, different answer: the
+studio keeps the first).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request, Response
+
+from services.wallet.protocol import SIGNATURE_HEADER, WalletCall, signature, signed_by
+from tests.conftest import free_port
+from tests.support import wait_until
+
+SECRET = b"shared-secret-for-tests"
+
+
+@dataclass
+class OperatorWallet:
+    balances: dict[str, int] = field(default_factory=dict)
+    blocked: set[str] = field(default_factory=set)
+    faults: Counter[str] = field(default_factory=Counter)
+    applied: dict[str, dict[str, Any]] = field(default_factory=dict)  # transaction id -> its answer
+    debits: dict[str, WalletCall] = field(default_factory=dict)  # applied debits, by transaction id
+    received: Counter[str] = field(default_factory=Counter)  # requests per transaction id
+    applications: Counter[str] = field(default_factory=Counter)  # times each transaction changed a balance
+    slow_s: float = 1.0
+
+    def app(self) -> FastAPI:
+        app = FastAPI()
+
+        @app.post("/{kind}")
+        async def call(kind: str, request: Request) -> Response:
+            body = await request.body()
+            if not signed_by(body, SECRET, request.headers.get(SIGNATURE_HEADER)):
+                return Response(status_code=401)
+            wallet_call = WalletCall.model_validate_json(body)
+            assert wallet_call.kind == kind
+            self.received[wallet_call.transaction_id] += 1
+            if self._fault("error"):
+                return Response(status_code=500)
+            answer = self._apply(wallet_call)
+            if self._fault("slow"):
+                await asyncio.sleep(self.slow_s)
+            if self._fault("lose"):
+                return Response(status_code=500)
+            payload = _json(answer)
+            headers = {} if self._fault("unsigned") else {SIGNATURE_HEADER: signature(payload, SECRET)}
+            return Response(payload, media_type="application/json", headers=headers)
+
+        return app
+
+    def _fault(self, name: str) -> bool:
+        if self.faults[name] > 0:
+            self.faults[name] -= 1
+            return True
+        return False
+
+    def _apply(self, call: WalletCall) -> dict[str, Any]:
+        again = self.applied.get(call.transaction_id)
+        if again is not None:  # a repeat: the first answer — or, misbehaving, a second, different one
+            return refused(call.transaction_id, "duplicate", "seen before") if self._fault("twice") else again
+        answer = self._answer(call)
+        self.applied[call.transaction_id] = answer
+        return answer
+
+    def _answer(self, call: WalletCall) -> dict[str, Any]:
+        player, tid = call.player, call.transaction_id
+        balance = self.balances.get(player, 0)
+        if call.kind == "debit":
+            if player in self.blocked:
+                return refused(tid, "player_blocked", f"{player} is blocked")
+            if call.amount > balance:
+                return refused(tid, "insufficient_funds", f"{player} has {balance}, {call.amount} asked")
+            self.balances[player] = balance - call.amount
+            self.debits[tid] = call
+        elif call.kind == "credit":
+            self.balances[player] = balance + call.amount
+        else:
+            original = self.debits.pop(call.original_transaction_id or "", None)
+            if original is None:
+                return refused(tid, "unknown_transaction", "no such debit to roll back")
+            self.balances[player] = balance + original.amount
+        self.applications[tid] += 1
+        return {"status": "ok", "transaction_id": tid, "balance": self.balances[player],
+                "operator_reference": uuid.uuid4().hex}  # fmt: skip
+
+
+def refused(transaction_id: str, code: str, message: str) -> dict[str, Any]:
+    return {"status": "refused", "transaction_id": transaction_id, "code": code, "message": message}
+
+
+def _json(answer: dict[str, Any]) -> bytes:
+    return json.dumps(answer).encode()
+
+
+@contextmanager
+def serving(wallet: OperatorWallet) -> Iterator[str]:
+    """The wallet under uvicorn on a free port; yields its base URL."""
+    server = uvicorn.Server(uvicorn.Config(wallet.app(), host="127.0.0.1", port=free_port(), log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, 15, "the operator's wallet")
+    try:
+        yield f"http://127.0.0.1:{server.config.port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
