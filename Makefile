@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# pytest processes (pytest-xdist): the tests run on both cores; WORKERS=0 runs them in one process
+WORKERS ?= 2
 
 .PHONY: demo test lint bench clean
 
@@ -21,7 +23,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(WORKERS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

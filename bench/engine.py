@@ -14,7 +14,8 @@ import random
 import time
 
 from services.cards import FULL_DECK, Card
-from services.games.pokdeng import SEATS, AwaitingCard, AwaitingDecision, AwaitingInsurance, PokDengRound, Side
+from services.games.pokdeng import SEATS, PokDengRound, Side
+from services.games.pokdeng.engine import play_out
 from services.games.pokdeng.hands import classify
 from services.games.pokdeng.settlement import settle_round
 
@@ -26,15 +27,7 @@ def play(rng: random.Random, shoe: list[Card]) -> PokDengRound:
         for seat in SEATS:
             round_.place_wager(f"w{index}{seat}", f"p{index}", side, seat, 10 + index)
     round_.close_betting()
-    cards = iter(shoe)
-    while round_.result is None:
-        match round_.expecting:
-            case AwaitingCard():
-                round_.deal(next(cards))
-            case AwaitingInsurance():
-                round_.close_insurance()
-            case AwaitingDecision(seat=seat):
-                round_.decide(seat, rng.random() < 0.5)
+    play_out(round_, shoe, lambda _window: rng.random() < 0.5)
     return round_
 
 

@@ -15,8 +15,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import cv2
+
 from hardware.camera.recognizer import Detection, Recognizer
 from hardware.serial_shoe.driver import Backoff, Connected, Disconnected
+
+CROP_SIDE = 240  # the evidence crop's longest side, pixels (a card's index and pips stay legible)
+CROP_QUALITY = 80  # JPEG quality of the evidence crop
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +30,24 @@ class CardSeen:
     confidence: float
     frame_time: float  # epoch seconds of the frame that confirmed it
     box: tuple[int, int, int, int]
+    crop: bytes = b""  # the card as read, from the frame that confirmed it: JPEG (the evidence kept with the card)
+
+
+def evidence_crop(frame: Any, box: tuple[int, int, int, int]) -> bytes:
+    """A JPEG of the card's box (and a little around it) in ``frame``, its longest side at most ``CROP_SIDE``."""
+    x, y, w, h = box
+    margin = max(w, h) // 10
+    height, width = frame.shape[:2]
+    left, top = max(0, x - margin), max(0, y - margin)
+    right, bottom = min(width, x + w + margin), min(height, y + h + margin)
+    crop = frame[top:bottom, left:right]
+    if crop.size == 0:
+        return b""
+    scale = CROP_SIDE / max(crop.shape[:2])
+    if scale < 1:
+        crop = cv2.resize(crop, (max(1, round(crop.shape[1] * scale)), max(1, round(crop.shape[0] * scale))))
+    ok, encoded = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, CROP_QUALITY])
+    return bytes(encoded) if ok else b""
 
 
 class Capture(Protocol):
@@ -121,6 +144,7 @@ class CameraReader:
                     self.frames += 1
                     for detection in confirmer.update(self.recognizer.recognize(frame)):
                         assert detection.card is not None
-                        yield CardSeen(detection.card, detection.confidence, moment, detection.box)
+                        crop = evidence_crop(frame, detection.box)
+                        yield CardSeen(detection.card, detection.confidence, moment, detection.box, crop)
             finally:
                 capture.release()

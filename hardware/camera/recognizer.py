@@ -293,45 +293,126 @@ def variations(crop: NDArray[Any]) -> list[Vector]:
     return vectors
 
 
-def calibrate(photos: dict[str, Image]) -> Templates:
-    """Templates from one photo per card of the studio's deck (``{"AS": image, …}``, all 52)."""
-    codes = sorted(photos)
-    expected = sorted(DECK)
-    if codes != expected:
-        missing = sorted(set(expected) - set(codes))
-        extra = sorted(set(codes) - set(expected))
-        raise RecognitionError(
-            f"calibration needs one photo of each of the 52 cards (missing {missing}, extra {extra})"
-        )
+@dataclass(frozen=True)
+class Problem:
+    """A calibration photo that cannot be used (or a card with no photo), and why."""
+
+    photo: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.photo}: {self.why}"
+
+
+class CalibrationError(RecognitionError):
+    """Every problem of a calibration set, found at once."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__(f"{len(problems)} problem(s): " + "; ".join(map(str, problems)))
+
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
+SECOND_CARD = 0.5  # another outline at least this share of the largest: two cards in the photo
+
+
+def calibrate(photos: dict[str, Image], names: dict[str, str] | None = None) -> Templates:
+    """Templates from one photo per card of the studio's deck (``{"AS": image, …}``, all 52; ``names``: the file
+    each came from, for the messages). Every photo is looked at; all the problems are raised at once."""
+    names = names or {}
+    problems = [Problem(code, "no photo of this card") for code in sorted(set(DECK) - set(photos))]
+    problems += [Problem(names.get(code, code), "not a card code") for code in sorted(set(photos) - set(DECK))]
     glyphs: dict[str, tuple[NDArray[Any], NDArray[Any]]] = {}
     red: list[float] = []
     black: list[float] = []
-    for code in codes:
-        quads = sorted(find_cards(photos[code]), key=lambda q: -cv2.contourArea(q))
-        if not quads:
-            raise RecognitionError(f"{code}: no card found in the photo")
-        found = corner_glyphs(flatten(photos[code], quads[0]))
+    for code in sorted(set(photos) & set(DECK)):
+        found, why = _calibration_glyphs(photos[code])
         if found is None:
-            raise RecognitionError(f"{code}: the card's corner index could not be read")
+            problems.append(Problem(names.get(code, code), why))
+            continue
         glyphs[code] = (found.rank_crop, found.suit_crop)
         (red if code[1] in RED_SUITS else black).append(found.redness)
+    if problems:
+        raise CalibrationError(problems)
     if min(red) <= max(black):
-        raise RecognitionError("red and black suits are not told apart by colour in these photos (check the light)")
+        raise CalibrationError(
+            [Problem("all photos", "red and black suits are not told apart by colour (check the light)")]
+        )
     return Templates(glyphs, red_threshold=(min(red) + max(black)) / 2)
 
 
-def calibrate_dir(directory: str | Path) -> Templates:
-    """Templates from a folder of photos named by card code (``AS.jpg``, ``TD.png``…)."""
-    photos = {}
+def _calibration_glyphs(photo: Image) -> tuple[Any, str]:
+    """The corner index of the one card in ``photo``, or None and why it cannot be used."""
+    grey = cv2.cvtColor(photo, cv2.COLOR_BGR2GRAY)
+    quads = sorted(find_cards(photo, grey), key=lambda q: -cv2.contourArea(q))
+    if not quads:
+        return None, "no card found in the photo"
+    if len(quads) > 1 and cv2.contourArea(quads[1]) >= SECOND_CARD * cv2.contourArea(quads[0]):
+        return None, f"{len(quads)} cards found in the photo (one card per photo)"
+    softness = edge_blur(grey.astype(np.float32), quads[0]) * CARD_W / min(_sides(quads[0]))
+    if softness > SOFTNESS[1]:
+        return None, f"too blurred (edge blur {softness:.1f} px on the flattened card, at most {SOFTNESS[1]})"
+    found = corner_glyphs(flatten(photo, quads[0]))
+    if found is None:
+        return None, "the card's corner index could not be read"
+    return found, ""
+
+
+def read_calibration_dir(directory: str | Path) -> tuple[dict[str, Image], dict[str, str], list[Problem]]:
+    """The photos of a folder named by card code (``AS.jpg``, ``TD.png``…), the file of each, and the files that
+    cannot be used (not images, unreadable, a card twice)."""
+    photos: dict[str, Image] = {}
+    names: dict[str, str] = {}
+    problems: list[Problem] = []
     for path in sorted(Path(directory).iterdir()):
-        if path.suffix.lower() not in (".jpg", ".jpeg", ".png", ".bmp", ".webp"):
+        if path.is_dir() or path.name.startswith("."):
+            continue
+        if path.suffix.lower() not in IMAGE_SUFFIXES:
+            problems.append(Problem(path.name, f"not a photo ({', '.join(IMAGE_SUFFIXES)})"))
             continue
         code = path.stem.upper()
+        if code in names:
+            problems.append(Problem(path.name, f"a second photo of {code} (also {names[code]})"))
+            continue
         image = cv2.imread(str(path), cv2.IMREAD_COLOR)
         if image is None:
-            raise RecognitionError(f"{path}: not a readable image")
-        photos[code] = image
-    return calibrate(photos)
+            problems.append(Problem(path.name, "not a readable image"))
+            names[code] = path.name
+            continue
+        photos[code], names[code] = image, path.name
+    return photos, names, problems
+
+
+def calibrate_dir(directory: str | Path) -> Templates:
+    """Templates from a folder of photos named by card code; every problem of the folder raised at once."""
+    return calibrate_read(*read_calibration_dir(directory))
+
+
+def calibrate_read(photos: dict[str, Image], names: dict[str, str], problems: list[Problem]) -> Templates:
+    """Templates from what ``read_calibration_dir`` read, with its problems and calibration's raised together (a
+    card whose only photo is unreadable is said once, as unreadable)."""
+    try:
+        templates = calibrate(photos, names)
+    except CalibrationError as error:
+        unreadable = {problem.photo for problem in problems}
+        problems = problems + [
+            p for p in error.problems if not (p.why == "no photo of this card" and names.get(p.photo) in unreadable)
+        ]
+    else:
+        if not problems:
+            return templates
+    raise CalibrationError(problems)
+
+
+def self_check(templates: Templates, photos: dict[str, Image]) -> dict[str, Reading]:
+    """Each calibration photo read again with the templates made from them: the card, its confidence, and the nearest
+    other card with its margin (a small margin: two of the deck's cards look alike)."""
+    recognizer = Recognizer(templates)
+    readings = {}
+    for code, photo in sorted(photos.items()):
+        quads = sorted(find_cards(photo), key=lambda q: -cv2.contourArea(q))
+        readings[code] = recognizer.assess(flatten(photo, quads[0])) if quads else Reading(None, 0.0)
+    return readings
 
 
 # ---- recognition --------------------------------------------------------------------------
@@ -359,11 +440,31 @@ class Bank:
         return cls(names, np.concatenate([samples[name] for name in names]), starts)
 
 
-def _best(scores: list[dict[str, float]], allowed: str) -> tuple[str, float]:
-    """The best name over the averaged scores, and its confidence: capped when the runner-up comes close."""
+@dataclass(frozen=True)
+class Vote:
+    """The best name over the averaged scores, its confidence (capped when the runner-up comes close), the
+    runner-up and how far behind it is."""
+
+    name: str
+    confidence: float
+    runner_up: str
+    margin: float
+
+
+def _best(scores: list[dict[str, float]], allowed: str) -> Vote:
     mean = sorted(((sum(s[name] for s in scores) / len(scores), name) for name in allowed), reverse=True)
-    (best, name), runner_up = mean[0], mean[1][0]
-    return name, min(best, 0.5 + MARGIN_WEIGHT * (best - runner_up))
+    (best, name), (second, runner_up) = mean[0], mean[1]
+    return Vote(name, min(best, 0.5 + MARGIN_WEIGHT * (best - second)), runner_up, best - second)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A card face read: the card (None below the threshold), the confidence, and the nearest other card."""
+
+    card: str | None
+    confidence: float
+    runner_up: str | None = None
+    margin: float = 0.0
 
 
 class Recognizer:
@@ -374,18 +475,26 @@ class Recognizer:
         self.ranks, self.suits = Bank.of(ranks), Bank.of(suits)
 
     def read(self, face: Image) -> tuple[str | None, float]:
-        """Both indexes (top-left, and bottom-right turned upright) vote; either alone will do."""
+        reading = self.assess(face)
+        return reading.card, reading.confidence
+
+    def assess(self, face: Image) -> Reading:
+        """Both indexes (top-left, and bottom-right turned upright) vote; either alone will do. The runner-up is the
+        card one step away on the closer of rank and suit."""
         corners = [glyphs for glyphs in (corner_glyphs(face), corner_glyphs(face[::-1, ::-1])) if glyphs is not None]
         if not corners:
-            return None, 0.0
-        rank, rank_score = _best([_scores(g.rank, self.ranks) for g in corners], RANKS)
+            return Reading(None, 0.0)
+        rank = _best([_scores(g.rank, self.ranks) for g in corners], RANKS)
         redness = sum(g.redness for g in corners) / len(corners)
         suits = RED_SUITS if redness > self.templates.red_threshold else "SC"
-        suit, suit_score = _best([_scores(g.suit, self.suits) for g in corners], suits)
+        suit = _best([_scores(g.suit, self.suits) for g in corners], suits)
         clarity = max(g.clarity for g in corners)
         clear = float(np.clip((clarity - CLARITY[0]) / (CLARITY[1] - CLARITY[0]), 0, 1))
-        confidence = max(0.0, min(rank_score, suit_score, 0.5 + 0.5 * clear))
-        return (rank + suit if confidence >= self.threshold else None), confidence
+        confidence = max(0.0, min(rank.confidence, suit.confidence, 0.5 + 0.5 * clear))
+        card = rank.name + suit.name
+        runner_up = rank.runner_up + suit.name if rank.margin <= suit.margin else rank.name + suit.runner_up
+        margin = min(rank.margin, suit.margin)
+        return Reading(card if confidence >= self.threshold else None, confidence, runner_up, margin)
 
     def recognize(self, frame: Image) -> list[Detection]:
         detections = []

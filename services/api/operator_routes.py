@@ -6,16 +6,23 @@ service by hand; afterwards they stay as the operator's manual override.
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Request, Response
 
 from services.api.deps import CurrentOperator, CurrentStaff, IdempotencyKey, ServicesDep
 from services.api.schemas import (
+    AcknowledgeIn,
     CardIn,
     DealersOut,
     MoneyIn,
     OpenRoundIn,
     PlayerIn,
+    PreviewIn,
+    ProposalIn,
     RecalculateIn,
+    RejectIn,
+    TableChangeIn,
     TableIn,
     TimeoutIn,
     TokenOut,
@@ -23,9 +30,15 @@ from services.api.schemas import (
     WalletOut,
 )
 from services.cards import Card
+from services.rounds import audit, decks, display
 from services.rounds.adapters import AppliedOut, applied_out
+from services.rounds.proposals import FourEyesRequiredError, Origin, Proposals
+from services.rounds.video import checked_template
 
 router = APIRouter(prefix="/v1/operator", tags=["operator"])
+ProposalId = Annotated[int, Path(ge=1, le=2**63 - 1, description="the proposal's number")]
+JournalId = Annotated[int, Path(ge=1, le=2**63 - 1, description="the shoe journal entry's number")]
+ReportId = Annotated[int, Path(ge=1, le=2**63 - 1, description="the deck report's number")]
 
 
 @router.post("/players", status_code=201)
@@ -62,10 +75,48 @@ def player_wallet(player_id: str, _operator: CurrentOperator, services: Services
     return WalletOut(**services.wallets.balance(player_id))
 
 
+@router.get("/me")
+def me(operator: CurrentOperator) -> dict[str, str]:
+    """Who the token signs in as (the operator pages greet them by it)."""
+    return {"id": operator.id, "role": operator.role}
+
+
 @router.post("/tables", status_code=201)
 def create_table(body: TableIn, _operator: CurrentOperator, services: ServicesDep) -> TableIn:
-    services.rounds.create_table(body.id, body.currency, body.settings, body.game)
+    services.rounds.create_table(
+        body.id, body.currency, body.settings, body.game, body.video_url_template, body.allow_return_over_100
+    )
+    if (body.overlay_delay_ms, body.language) != (0, "en"):
+        display.change_display(services.rounds, body.id, body.overlay_delay_ms, body.language)
     return body
+
+
+@router.get("/tables")
+def tables(_operator: CurrentOperator, services: ServicesDep) -> list[dict[str, Any]]:
+    """Every table with its settings, the expected return of each bet the house takes (and whether an operator allowed
+    one of 100 % or more), and its video recorder's link template."""
+    return audit.tables(services.rounds)
+
+
+@router.patch("/tables/{table_id}")
+def change_table(
+    table_id: str, body: TableChangeIn, _operator: CurrentOperator, services: ServicesDep
+) -> dict[str, Any]:
+    """Change the table's settings (from its next round; checked as at creation: a house bet returning 100 % or more
+    needs ``allow_return_over_100``), its return override, where its video is watched, its overlay's delay or its
+    language."""
+    audit.tables(services.rounds, table_id)  # 404 for an unknown table, whatever the body asks
+    if body.video_url_template is not None:  # checked before anything is changed: all of it, or none
+        checked_template(body.video_url_template)
+    display.checked(body.overlay_delay_ms, body.language)
+    if body.settings is not None or body.allow_return_over_100 is not None:
+        services.rounds.change_settings(table_id, body.settings, body.allow_return_over_100)
+    if body.video_url_template is not None:
+        services.rounds.set_video_url_template(table_id, body.video_url_template)
+    if body.overlay_delay_ms is not None or body.language is not None:
+        display.change_display(services.rounds, table_id, body.overlay_delay_ms, body.language)
+    [table] = audit.tables(services.rounds, table_id)  # 404 for an unknown table
+    return table
 
 
 @router.get("/tables/{table_id}/dealers")
@@ -121,19 +172,114 @@ def end_window(round_id: str, body: TimeoutIn, staff: CurrentStaff, services: Se
     return applied_out(applied)
 
 
+@router.get("/rounds")
+def list_rounds(
+    _operator: CurrentOperator, services: ServicesDep, query: Annotated[audit.RoundsQuery, Depends()]
+) -> list[dict[str, Any]]:
+    """Rounds newest first, by table, state (open, settled, void, corrected) and when they opened (UTC if no zone)."""
+    return audit.rounds(services.rounds, query)
+
+
+@router.get("/rounds/{round_id}")
+def round_record(round_id: str, _operator: CurrentOperator, services: ServicesDep) -> dict[str, Any]:
+    """A round in full for game recall: its log, every shoe message journaled for it (burns and refusals included,
+    with video timecodes), its wagers and every money movement. Cards still face down are ``null`` until it ends."""
+    return audit.round_audit(services.rounds, round_id)
+
+
+@router.get(
+    "/evidence/{journal_id}",
+    response_class=Response,
+    responses={200: {"content": {"image/jpeg": {}}, "description": "the card as the camera read it"}},
+)
+def card_evidence(journal_id: JournalId, _operator: CurrentOperator, services: ServicesDep) -> Response:
+    """A camera card's crop as read (JPEG), by its shoe journal entry (``crop_url`` in a round's record)."""
+    crop = audit.evidence(services.rounds, journal_id)
+    return Response(crop, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})
+
+
 @router.post("/rounds/{round_id}/void")
 def void(round_id: str, body: VoidIn, operator: CurrentOperator, services: ServicesDep) -> AppliedOut:
-    applied = services.rounds.void(round_id, body.reason, operator.id)
+    """Void a round that has not settled: every hold goes back. A settled round's void needs a second operator
+    (``POST /v1/operator/proposals``)."""
+    applied = Proposals(services.rounds).void_unsettled(round_id, body.reason, operator.id)
     services.notify(round_id)
     return applied_out(applied)
 
 
 @router.post("/rounds/{round_id}/recalculate")
-def recalculate(
-    round_id: str, body: RecalculateIn, operator: CurrentOperator, services: ServicesDep
-) -> dict[str, dict[str, int]]:
-    """Correct misread cards from the video; only the difference is posted. Refused if the flow would change."""
-    cards = {int(index): Card.from_code(code) for index, code in body.cards.items()}
-    adjustments = services.rounds.recalculate(round_id, cards, body.video_ref, operator.id)
-    services.notify(round_id)
-    return {"adjustments": adjustments}
+def recalculate(round_id: str, body: RecalculateIn, _operator: CurrentOperator) -> None:
+    """Corrections need a second operator: propose one (``POST /v1/operator/proposals``), another approves it."""
+    raise FourEyesRequiredError(
+        f"round {round_id}: a correction needs a second operator — propose it (POST /v1/operator/proposals)"
+    )
+
+
+@router.post("/rounds/{round_id}/preview")
+def preview(round_id: str, body: PreviewIn, _operator: CurrentOperator, services: ServicesDep) -> dict[str, Any]:
+    """What a correction would change — the result before and after, each player's net and adjustment — without
+    changing anything; refused, naming why, when it would change the deal's flow (then only a void is possible)."""
+    return services.rounds.preview_correction(round_id, _cards(body.cards))
+
+
+@router.post("/proposals", status_code=201)
+def propose(body: ProposalIn, operator: CurrentOperator, services: ServicesDep, request: Request) -> dict[str, Any]:
+    """Propose a correction or the void of a settled round; a different operator approves or rejects it."""
+    proposals, origin = Proposals(services.rounds), _origin(operator.id, request)
+    if body.action == "void":
+        return proposals.propose_void(body.round_id, body.reason, origin)
+    return proposals.propose_correction(body.round_id, _cards(body.cards), body.video_ref, origin)
+
+
+@router.get("/proposals")
+def proposals_list(
+    _operator: CurrentOperator, services: ServicesDep, status: str | None = None, round_id: str | None = None
+) -> list[dict[str, Any]]:
+    return Proposals(services.rounds).list(status, round_id)
+
+
+@router.get("/proposals/{proposal_id}")
+def proposal(proposal_id: ProposalId, _operator: CurrentOperator, services: ServicesDep) -> dict[str, Any]:
+    return Proposals(services.rounds).get(proposal_id)
+
+
+@router.post("/proposals/{proposal_id}/approve")
+def approve(
+    proposal_id: ProposalId, operator: CurrentOperator, services: ServicesDep, request: Request
+) -> dict[str, Any]:
+    """Apply a proposal made by another operator (the proposer cannot)."""
+    decided = Proposals(services.rounds).approve(proposal_id, _origin(operator.id, request))
+    services.notify(decided["round_id"])
+    return decided
+
+
+@router.post("/proposals/{proposal_id}/reject")
+def reject(
+    proposal_id: ProposalId, body: RejectIn, operator: CurrentOperator, services: ServicesDep, request: Request
+) -> dict[str, Any]:
+    return Proposals(services.rounds).reject(proposal_id, body.reason, _origin(operator.id, request))
+
+
+@router.get("/decks")
+def deck_reports(
+    _operator: CurrentOperator, services: ServicesDep, query: Annotated[decks.DecksQuery, Depends()]
+) -> list[dict[str, Any]]:
+    """Each deck reconciled when it ended, newest first: cards seen, missing and seen twice. A ``held`` report holds
+    its table (no round opens) until an operator acknowledges it."""
+    return decks.reports(services.rounds, query)
+
+
+@router.post("/decks/{report_id}/acknowledge")
+def acknowledge_deck(
+    report_id: ReportId, body: AcknowledgeIn, operator: CurrentOperator, services: ServicesDep, request: Request
+) -> dict[str, Any]:
+    """The deck has been counted: record what was found; the table deals again."""
+    return decks.acknowledge(services.rounds, report_id, body.note, _origin(operator.id, request))
+
+
+def _cards(fixes: dict[str, str]) -> dict[int, Card]:
+    return {int(index): Card.from_code(code) for index, code in fixes.items()}
+
+
+def _origin(operator: str, request: Request) -> Origin:
+    return Origin(operator, request.client.host if request.client else "unknown")

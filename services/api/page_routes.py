@@ -1,4 +1,5 @@
-"""The studio's web pages (tables, dealer console, video overlay, player's page, room page) and the console's feed.
+"""The studio's web pages (tables, dealer console, video overlay, player's page, room page, operator's page) and the
+console's feed.
 
 The pages are static: each reads a stream of the API. The overlay reads the public state stream
 (no login; only revealed cards); the dealer console reads ``/v1/tables/{table}/dealer/stream`` with
@@ -56,6 +57,12 @@ def room(table_id: str, services: ServicesDep) -> FileResponse:
     and pass from your own hand)."""
     queries.table(services.rounds, table_id)
     return FileResponse(PAGES / "room.html", headers={"Cache-Control": "no-store"})
+
+
+@pages.get("/ops")
+def ops() -> FileResponse:
+    """The operator's page: rounds, a round in full with its evidence, void, corrections, four eyes."""
+    return FileResponse(PAGES / "ops.html", headers={"Cache-Control": "no-store"})
 
 
 @pages.get("/overlay/{table_id}")

@@ -25,11 +25,40 @@ class PlayerIn(Strict):
     role: Literal["player", "dealer", "operator"] = "player"
 
 
+VIDEO_URL_TEMPLATE = (
+    "where operators watch a moment of the table's video: an http(s) URL with any of {table}, {round}, {video_tc}, "
+    "{video_ref}, e.g. https://recorder.local/{table}?tc={video_tc} ('' for none)"
+)
+
+
+RETURN_OVERRIDE = (
+    "run the table even though its settings let a bet the house takes return 100 % or more (refused otherwise)"
+)
+
+
+OVERLAY_DELAY = "the overlay holds every change back this long, to match the viewers' stream latency (ms)"
+LANGUAGE = "the table's language on its overlay: English, Vietnamese or Thai"
+
+
 class TableIn(Strict):
     id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,48}$")]
     game: Annotated[str, Field(pattern=r"^[a-z0-9_]{1,16}$", description="the game dealt at the table")] = "pokdeng"
     currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] = "THB"
     settings: dict[str, Any] = Field(default_factory=dict)
+    video_url_template: Annotated[str, Field(max_length=500, description=VIDEO_URL_TEMPLATE)] = ""
+    allow_return_over_100: Annotated[bool, Field(description=RETURN_OVERRIDE)] = False
+    overlay_delay_ms: Annotated[int, Field(ge=0, le=30_000, description=OVERLAY_DELAY)] = 0
+    language: Annotated[Literal["en", "vi", "th"], Field(description=LANGUAGE)] = "en"
+
+
+class TableChangeIn(Strict):
+    """What to change (what is left out stays): the settings apply from the table's next round."""
+
+    video_url_template: Annotated[str | None, Field(max_length=500, description=VIDEO_URL_TEMPLATE)] = None
+    settings: Annotated[dict[str, Any] | None, Field(description="the game's settings, whole")] = None
+    allow_return_over_100: Annotated[bool | None, Field(description=RETURN_OVERRIDE)] = None
+    overlay_delay_ms: Annotated[int | None, Field(ge=0, le=30_000, description=OVERLAY_DELAY)] = None
+    language: Annotated[Literal["en", "vi", "th"] | None, Field(description=LANGUAGE)] = None
 
 
 class OpenRoundIn(Strict):
@@ -48,12 +77,39 @@ class VoidIn(Strict):
     reason: Annotated[str, Field(min_length=1, max_length=500)]
 
 
+CardIndex = Annotated[str, Field(pattern=r"^(0|[1-9][0-9]?)$")]  # a dealt card's place, 0-based, in shoe order
+CardCode = Annotated[str, Field(min_length=2, max_length=2)]
+CardFixes = Annotated[
+    dict[CardIndex, CardCode],
+    Field(min_length=1, description="index of the dealt card (0-based, shoe order) → corrected card code"),
+]
+
+
 class RecalculateIn(Strict):
-    cards: Annotated[
-        dict[Annotated[str, Field(pattern=r"^(0|[1-9][0-9]?)$")], Annotated[str, Field(min_length=2, max_length=2)]],
-        Field(min_length=1, description="index of the dealt card (0-based, shoe order) → corrected card code"),
-    ]
+    cards: CardFixes
     video_ref: Annotated[str, Field(min_length=1, max_length=128)]
+
+
+class ProposalIn(Strict):
+    """A correction (``cards`` and ``video_ref``) or a void (``reason``) of a settled round, for a second operator."""
+
+    round_id: Annotated[str, Field(min_length=1, max_length=64)]
+    action: Literal["void", "correct"]
+    reason: Annotated[str, Field(max_length=500)] = ""
+    cards: Annotated[dict[CardIndex, CardCode], Field(default_factory=dict)]
+    video_ref: Annotated[str, Field(max_length=128)] = ""
+
+
+class PreviewIn(Strict):
+    cards: CardFixes
+
+
+class AcknowledgeIn(Strict):
+    note: Annotated[str, Field(min_length=1, max_length=1000, description="what the count of the deck found")]
+
+
+class RejectIn(Strict):
+    reason: Annotated[str, Field(min_length=1, max_length=500)]
 
 
 class ErrorOut(BaseModel):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 import paho.mqtt.client as mqtt
@@ -85,6 +85,11 @@ class ShoeFeed:
             self.duplicates += 1
             return []
         self._waiting[message.seq] = message
+        return self._drain()
+
+    def _drain(self) -> list[ShoeEvent]:
+        """The waiting messages now in order from ``next_seq``, taken."""
+        assert self.next_seq is not None
         ready: list[ShoeEvent] = []
         while self.next_seq in self._waiting:
             taken = self._waiting.pop(self.next_seq)
@@ -96,6 +101,12 @@ class ShoeFeed:
         if ready:
             self._asked_at = None
         return ready
+
+    def start_at(self, seq: int) -> list[ShoeEvent]:
+        """Nothing taken yet: start at ``seq`` (never earlier than now) — what waited from there is now deliverable."""
+        self.next_seq = max(self.next_seq or seq, seq)
+        self._waiting = {s: m for s, m in self._waiting.items() if s >= self.next_seq}
+        return self._drain()
 
     def gap(self, last_seq: int = 0) -> ResendRequest | None:
         """A request for what is missing (given the shoe's latest ``seq``); at most one per ``retry_after``."""
@@ -110,6 +121,73 @@ class ShoeFeed:
         self._asked_at = now
         missing_to = min(self._waiting, default=newest + 1) - 1
         return ResendRequest(shoe_id=self.shoe_id, from_seq=self.next_seq, to_seq=max(self.next_seq, missing_to))
+
+
+class ShoeInlet:
+    """What a table's controller makes of the payloads on its shoe's topics, with no transport.
+
+    Card and new-deck payloads come back as ``(event, why)`` pairs: ``why`` is None for a message of
+    the table's shoe now due in order (or of another shoe, delivered at once for the consumer to
+    refuse), and says why a message in the shoe's name is not to be trusted (it takes no place in
+    the sequence). Malformed payloads are counted and dropped. ``ShoeFeedClient`` puts it on MQTT;
+    the studio simulation (``services.sim``) on its simulated network.
+    """
+
+    def __init__(
+        self,
+        shoe_id: str,
+        next_seq: int | None = None,
+        untrusted: Callable[[bytes], str | None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.feed = ShoeFeed(shoe_id, next_seq, clock=clock)
+        self._from_status, self._taken = next_seq is None, False  # where to start: the shoe's status says
+        self.untrusted = untrusted
+        self.malformed = 0
+        self.last_seq = 0  # the shoe's latest seq, as its status says
+
+    def status(self, payload: bytes) -> list[ShoeEvent]:
+        """Take the shoe's status; what it makes deliverable (a start moved past a gap the shoe can no longer fill)."""
+        try:
+            status = decode(ShoeStatus, payload)
+        except MessageError as error:
+            self._malformed("status", error)
+            return []
+        if status.shoe_id != self.feed.shoe_id:
+            return []
+        self.last_seq = max(self.last_seq, status.last_seq)
+        if self._from_status and not self._taken and status.first_seq:
+            # nothing taken yet, and the journal named no start: begin at the oldest message the shoe still holds
+            # (a later status may say it holds less: a retained last will is as old as its daemon's connection)
+            return self._ready(self.feed.start_at(status.first_seq))
+        return []
+
+    def card(self, payload: bytes) -> list[tuple[ShoeEvent, str | None]]:
+        try:
+            event = decode_shoe_event(payload)
+        except MessageError as error:
+            self._malformed("card", error)
+            return []
+        if event.shoe_id != self.feed.shoe_id:
+            # another shoe on this table's topic (miswired): not part of the sequence, but the consumer
+            # must see it to refuse, record and raise it — dropping it here would hide the fault
+            return [(event, None)]
+        reason = self.untrusted(payload) if self.untrusted else None
+        if reason is not None:  # it must not take the place of the shoe's real message with the same seq
+            return [(event, reason)]
+        return [(ready, None) for ready in self._ready(self.feed.receive(event))]
+
+    def _ready(self, events: list[ShoeEvent]) -> list[ShoeEvent]:
+        self._taken = self._taken or bool(events)
+        return events
+
+    def gap(self) -> ResendRequest | None:
+        """What to ask the shoe to send again (at most once per the feed's ``retry_after``)."""
+        return self.feed.gap(self.last_seq)
+
+    def _malformed(self, what: str, error: MessageError) -> None:
+        self.malformed += 1
+        log.warning("ignored a malformed %s message of shoe %s: %s", what, self.feed.shoe_id, error)
 
 
 class ShoeFeedClient:
@@ -131,10 +209,8 @@ class ShoeFeedClient:
     ) -> None:
         """``untrusted(payload)`` says why a message of the table's shoe is not to be trusted (None: it is);
         such a message goes to ``refuse`` and takes no place in the sequence."""
-        self.table, self.deliver = table, deliver
-        self.untrusted, self.refuse = untrusted, refuse
-        self.feed = ShoeFeed(shoe_id, next_seq)
-        self.malformed = 0
+        self.table, self.deliver, self.refuse = table, deliver, refuse
+        self.inlet = ShoeInlet(shoe_id, next_seq, untrusted)
         self.subscribed = threading.Event()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -143,47 +219,44 @@ class ShoeFeedClient:
         self.client.on_subscribe = lambda *_args: self.subscribed.set()
         self.client.on_message = self._on_message
         self._cards, self._status = topics.shoe_cards(table), topics.shoe_status(table)
-        self._last_seq = 0
         connect(self.client, url)
         self._ticker = threading.Thread(target=self._tick, name="feed-gaps", daemon=True)
         self._ticker.start()
+
+    @property
+    def feed(self) -> ShoeFeed:
+        return self.inlet.feed
+
+    @property
+    def malformed(self) -> int:
+        return self.inlet.malformed
 
     def _on_connect(self, client: mqtt.Client, _data: object, _flags: object, _reason: object, _p: object) -> None:
         client.subscribe([(self._cards, 1), (self._status, 1)])
 
     def _on_message(self, _client: mqtt.Client, _data: object, message: mqtt.MQTTMessage) -> None:
-        try:
-            if message.topic == self._status:
-                status = decode(ShoeStatus, bytes(message.payload))
-                if status.shoe_id == self.feed.shoe_id:
-                    self._last_seq = max(self._last_seq, status.last_seq)
-                return
-            if message.topic != self._cards:
-                return  # not ours (a broker may hand over retained messages of other topics)
-            event = decode_shoe_event(bytes(message.payload))
-        except MessageError as error:
-            self.malformed += 1
-            log.warning("ignored a malformed message on %s: %s", message.topic, error)
+        if message.topic == self._status:
+            with self._lock:
+                started = self.inlet.status(bytes(message.payload))
+            self._hand_over([(event, None) for event in started])
             return
-        if event.shoe_id != self.feed.shoe_id:
-            # another shoe on this table's topic (miswired): not part of the sequence, but the consumer
-            # must see it to refuse, record and raise it — dropping it here would hide the fault
-            self.deliver(event)
-            return
-        reason = self.untrusted(bytes(message.payload)) if self.untrusted else None
-        if reason is not None:  # it must not take the place of the shoe's real message with the same seq
-            if self.refuse is not None:
-                self.refuse(event, reason)
-            return
+        if message.topic != self._cards:
+            return  # not ours (a broker may hand over retained messages of other topics)
         with self._lock:
-            ready = self.feed.receive(event)
-        for item in ready:
-            self.deliver(item)
+            taken = self.inlet.card(bytes(message.payload))
+        self._hand_over(taken)
         self._ask()
+
+    def _hand_over(self, taken: Sequence[tuple[ShoeEvent, str | None]]) -> None:
+        for event, why in taken:
+            if why is None:
+                self.deliver(event)
+            elif self.refuse is not None:
+                self.refuse(event, why)
 
     def _ask(self) -> None:
         with self._lock:
-            request = self.feed.gap(self._last_seq)
+            request = self.inlet.gap()
         if request is not None:
             self.client.publish(topics.shoe_resend(self.table), encode(request), qos=1)
 

@@ -6,9 +6,11 @@ an error that says what was wrong; consumers log and count such messages and go 
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from hardware.codes import CODE_PATTERN
 
@@ -17,6 +19,18 @@ VERSION: Literal[1] = 1
 
 class MessageError(ValueError):
     """A payload that is not valid JSON or does not match its schema."""
+
+
+MAX_CROP_BASE64 = 120_000  # ~90 KB of JPEG: a card's crop is a few KB
+
+
+def jpeg_bytes(crop: str) -> bytes:
+    """The JPEG a base64 ``crop`` holds (b"" if it is not base64 of a JPEG)."""
+    try:
+        data = base64.b64decode(crop, validate=True)
+    except (binascii.Error, ValueError):
+        return b""
+    return data if data.startswith(b"\xff\xd8\xff") else b""
 
 
 class _Message(BaseModel):
@@ -44,6 +58,15 @@ class ShoeCard(Stamp):
     source: Literal["serial", "camera", "sim"]
     confidence: float = Field(ge=0, le=1)
     raw: str = Field(max_length=256)
+    # a camera's card: the card as read, a JPEG, base64 (the evidence the operator's tools show)
+    crop: str | None = Field(default=None, max_length=MAX_CROP_BASE64)
+
+    @field_validator("crop")
+    @classmethod
+    def _a_jpeg(cls, crop: str | None) -> str | None:
+        if crop is not None and not jpeg_bytes(crop):
+            raise ValueError("crop is not a base64 JPEG")
+        return crop
 
 
 class ShoeNewDeck(Stamp):
@@ -61,6 +84,9 @@ class ShoeStatus(_Message):
     state: Literal["online", "offline"]
     device: Literal["connected", "disconnected", "unknown"] = "unknown"
     last_seq: int = Field(default=0, ge=0)  # the latest seq stamped: a consumer behind it has a gap to refill
+    first_seq: int = Field(
+        default=0, ge=0
+    )  # where a consumer with nothing yet starts: the oldest it holds (0: unknown)
     ts: str
 
 

@@ -8,7 +8,7 @@ ranks and suits differ per game, so this package defines none: each game owns it
 from hardware.codes import RANKS, SUITS
 from services.cards.card import FULL_DECK, Card, parse_cards
 from services.cards.errors import CardError, DuplicateCardError, InvalidCardCodeError
-from services.cards.shoe import DeckTracker
+from services.cards.shoe import DeckCount, DeckTracker
 
 __all__ = [
     "FULL_DECK",
@@ -16,6 +16,7 @@ __all__ = [
     "SUITS",
     "Card",
     "CardError",
+    "DeckCount",
     "DeckTracker",
     "DuplicateCardError",
     "InvalidCardCodeError",

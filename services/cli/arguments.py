@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from sqlalchemy import Engine
@@ -47,6 +48,22 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {value}")
     return value
+
+
+def seed(text: str) -> int:
+    value = _integer(text)
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"a seed is 0 to 2^63-1, got {value}")
+    return value
+
+
+def moment(text: str) -> datetime:
+    """An ISO 8601 time (UTC when it names no zone)."""
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an ISO time such as 2026-12-04T13:00:00Z, got {text!r}") from None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def seconds(text: str) -> float:

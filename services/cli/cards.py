@@ -15,7 +15,17 @@ from typing import Any
 
 import cv2
 
-from hardware.camera import DEFAULT_THRESHOLD, RecognitionError, Recognizer, Templates, calibrate_dir
+from hardware.camera import (
+    DEFAULT_THRESHOLD,
+    CalibrationError,
+    Problem,
+    RecognitionError,
+    Recognizer,
+    Templates,
+    calibrate_read,
+    read_calibration_dir,
+    self_check,
+)
 from hardware.sim.camera import calibration_photos
 from services.cli.commands import help_of
 
@@ -40,16 +50,39 @@ def register(commands: Any) -> None:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
+    """Every photo looked at: all that cannot be used are named at once (exit 1, nothing written); a clean set is
+    read again with its own templates — each card, its confidence and its nearest look-alike — before it is saved."""
     if not args.directory.is_dir():
         print(f"studio cards calibrate: {args.directory} is not a folder", file=sys.stderr)
         return 2
+    photos, names, problems = read_calibration_dir(args.directory)
     try:
-        templates = calibrate_dir(args.directory)
-    except RecognitionError as error:
-        print(f"studio cards calibrate: {error}", file=sys.stderr)
+        templates = calibrate_read(photos, names, problems)
+    except CalibrationError as error:
+        print(f"studio cards calibrate: {len(error.problems)} problem(s) in {args.directory}:", file=sys.stderr)
+        for problem in error.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 1
+    readings = self_check(templates, photos)
+    print(f"{'card':<6}{'read as':<9}{'confidence':>11}  nearest other card (margin)")
+    for code, reading in readings.items():
+        print(f"{code:<6}{reading.card or 'unknown':<9}{reading.confidence:>11.3f}  {reading.runner_up} "
+              f"({reading.margin:.3f})")  # fmt: skip
+    wrong = [
+        Problem(names[code], f"read back as {r.card or 'unknown'}") for code, r in readings.items() if r.card != code
+    ]
+    if wrong:
+        print(f"studio cards calibrate: {len(wrong)} photo(s) do not read back as their card:", file=sys.stderr)
+        for problem in wrong:
+            print(f"  {problem}", file=sys.stderr)
         return 1
     templates.save(args.out)
-    print(json.dumps({"templates": str(args.out), "cards": 52, "red_threshold": round(templates.red_threshold, 3)}))
+    weakest = min(readings, key=lambda code: readings[code].margin)
+    print(json.dumps({
+        "templates": str(args.out), "cards": 52, "red_threshold": round(templates.red_threshold, 3),
+        "weakest": {"card": weakest, "nearest": readings[weakest].runner_up,
+                    "margin": round(readings[weakest].margin, 3)},
+    }))  # fmt: skip
     return 0
 
 

@@ -11,6 +11,7 @@ from typing import Final
 
 COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "replay": ("replay", "recompute Pok Deng rounds from a transcript file (or - for stdin)"),
+    "pokdeng": ("pokdeng", "Pok Deng tools: the return to player of each bet for a table's settings"),
     "tienlen": ("tienlen", "Tiến Lên Miền Nam tools"),
     "maubinh": ("maubinh", "Mậu Binh tools"),
     "verify": ("verify", "check a published shuffle against the commitment made before its deal"),
@@ -24,6 +25,8 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "broker": ("shoe", "run the embedded MQTT broker (amqtt) on a free or given port"),
     "cards": ("cards", "camera card recognition: calibrate, recognize, generated deck"),
     "controller": ("controller", "run the round controller for some tables"),
+    "ops": ("ops", "operator tools: list rounds, show a round in full (log, shoe journal, wagers, money)"),
+    "sim": ("sim", "the deterministic studio simulation: seeded rounds with faults, every invariant checked"),
 }
 
 

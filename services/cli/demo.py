@@ -26,6 +26,7 @@ from services.cli.up import public_login, studio_urls
 from services.games.pokdeng import Phase, Position, RoundResult
 from services.rounds import queries
 from services.rounds.pokdeng import pokdeng
+from services.rounds.returns import HOUSE_SETTINGS
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 from services.studio.players import SimulatedPlayers, SimulatedRoomPlayers, SimulatedTienLenPlayers
 
@@ -72,7 +73,7 @@ class Tally:
 def run(args: argparse.Namespace) -> int:
     tables, rooms = tuple(args.tables), tuple(args.rooms) + tuple(args.tienlen_rooms)
     with tempfile.TemporaryDirectory(prefix="studio-demo-") as directory:
-        windows = HUMAN_WINDOWS if args.forever else DEMO_WINDOWS
+        windows = HOUSE_SETTINGS | (HUMAN_WINDOWS if args.forever else DEMO_WINDOWS)
         config = StudioConfig(
             tables=tables, run_dir=Path(directory), database_url=os.environ.get("STUDIO_DATABASE_URL"),
             mqtt_url=os.environ.get("STUDIO_MQTT_URL"), table_settings=windows, result_pause_ms=1_500,
@@ -90,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
                 for table in tables:
                     studio.players.assign(table, dealer)
                 print(f"  dealer console token (this demo's database only, every table): {token}")
+                for operator in ("pit-1", "pit-2"):  # two: a settled round's correction needs a second operator
+                    token = studio.players.register(operator, "operator")
+                    print(f"  operator's page token ({operator}): {token}")
                 you = f"you-{uuid.uuid4().hex[:6]}"
                 token = studio.players.register(you)
                 studio.wallets.deposit(you, HUMAN_FUNDS, key=f"demo-fund-{you}", actor="demo")

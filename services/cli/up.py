@@ -14,6 +14,7 @@ from services.bus import topics
 from services.bus.broker import public_feed_url, without_login
 from services.cli.arguments import port, table_ids
 from services.cli.commands import help_of
+from services.rounds.returns import HOUSE_SETTINGS
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 
 
@@ -50,10 +51,11 @@ def studio_urls(studio: RunningStudio, tables: tuple[str, ...], login: str) -> s
             f"  {table} overlay         {api}/overlay/{table}   (public; MQTT {topics.round_state(table)})",
             f"  {table} player's page   {api}/play/{table}   (a player token)",
         ]
+    lines.append(f"  operator's page  {api}/ops   (rounds, evidence, void, corrections: an operator token)")
     database = "" if studio.config.database_url else f" --database {studio.database_url}"  # else the env URL is used
     lines.append(
         f"  a console token: studio players add NAME --role dealer --tables {','.join(tables)}{database}; "
-        "stop with Ctrl-C"
+        f"an operator's: studio players add NAME --role operator{database}; stop with Ctrl-C"
     )
     return "\n".join(lines)
 
@@ -63,7 +65,7 @@ def run_up(args: argparse.Namespace) -> int:
     tables = tuple(args.tables)
     config = StudioConfig(
         tables=tables, run_dir=args.run_dir, database_url=os.environ.get("STUDIO_DATABASE_URL"),
-        mqtt_url=os.environ.get("STUDIO_MQTT_URL"), api_port=args.api_port,
+        mqtt_url=os.environ.get("STUDIO_MQTT_URL"), api_port=args.api_port, table_settings=HOUSE_SETTINGS,
     )  # fmt: skip
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, DateTime, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from services.db.base import Base
@@ -36,6 +49,11 @@ class ShoeJournal(Base):
     reason: Mapped[str] = mapped_column(Text, default="")
     round_id: Mapped[str | None] = mapped_column(String(64))
     video_tc: Mapped[str] = mapped_column(String(16), default="")
+    # the evidence: how the card was read (serial, camera, sim), the reader's confidence, the device's raw bytes
+    source: Mapped[str] = mapped_column(String(16), default="")
+    confidence: Mapped[float | None] = mapped_column(Float)
+    raw: Mapped[str] = mapped_column(Text, default="")
+    crop: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)  # a camera's card as read (JPEG)
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -53,3 +71,39 @@ class TableLease(Base):
     owner: Mapped[str] = mapped_column(String(128))
     epoch: Mapped[int] = mapped_column(Integer)
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+DECK_OK, DECK_HELD, DECK_ACKNOWLEDGED = "ok", "held", "acknowledged"
+
+
+class DeckReport(Base):
+    """A deck reconciled when it ended (a new deck loaded): every card that left the shoe against the full deck.
+
+    Written in the transaction that journals the new deck. A deck not whole (``missing`` or ``doubled`` cards) is
+    ``held``: the table opens no round until an operator acknowledges it, with a note of what they found.
+    """
+
+    __tablename__ = "deck_reports"
+    __table_args__ = (
+        Index("ix_deck_reports_table", "table_id", "status"),
+        CheckConstraint("status IN ('ok', 'held', 'acknowledged')", name="deck_report_status_known"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(64))
+    shoe_id: Mapped[str] = mapped_column(String(64))
+    # the round being dealt when the deck ended: until it ends, the report names no card (the cards missing from a
+    # deck changed mid-round are the complement of those dealt, the face-down one among them)
+    round_id: Mapped[str | None] = mapped_column(String(64))
+    ended_by: Mapped[int] = mapped_column(  # the new deck's journal row
+        BigInteger().with_variant(Integer(), "sqlite"), ForeignKey("shoe_journal.id"), unique=True
+    )
+    seen: Mapped[int] = mapped_column(Integer)
+    missing: Mapped[str] = mapped_column(Text)  # card codes, space-separated
+    doubled: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    acknowledged_by: Mapped[str | None] = mapped_column(String(64))
+    acknowledged_from: Mapped[str | None] = mapped_column(String(128))
+    acknowledged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    note: Mapped[str] = mapped_column(Text, default="")

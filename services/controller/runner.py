@@ -4,6 +4,10 @@ All inputs — shoe messages (through each table's exactly-once ``ShoeFeedClient
 notifications on ``…/round/commands`` — go into one queue that a single worker drains, and the
 same worker ticks every table's timers between messages. One thread writes, so a table never
 sees two of its inputs at once; tables share the thread, which is plenty for dozens of tables.
+
+What the worker does with an input and between inputs is the ``Writer``, which has no transport:
+the MQTT ``Controller`` drives one, and the studio simulation (``services.sim``) drives the same
+code under its simulated clock and network.
 """
 
 from __future__ import annotations
@@ -13,16 +17,19 @@ import json
 import logging
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any, Literal
 
 import paho.mqtt.client as mqtt
+from sqlalchemy.exc import DBAPIError
 
 from services.bus import topics
 from services.bus.client import connect, make_client
-from services.bus.feed import ShoeEvent, ShoeFeedClient
+from services.bus.feed import ShoeEvent, ShoeFeedClient, ShoeInlet
 from services.bus.messages import (
     ControllerStatus,
     DealerView,
@@ -34,7 +41,7 @@ from services.bus.messages import (
     encode,
 )
 from services.controller.leases import RENEW_S, TTL_S, Leases, owner_name
-from services.controller.table import ControllerSettings, TableController, reread_moved
+from services.controller.table import RETRY_AFTER, ControllerSettings, Publish, TableController, reread_moved
 from services.rounds.clock import Clock, SystemClock
 from services.rounds.service import RoundService
 from services.shoe.signing import KeyRing, check
@@ -60,6 +67,176 @@ def controller_name(tables: Iterable[str]) -> str:
     return f"controller-{joined[:31]}-{hashlib.sha1(joined.encode()).hexdigest()[:8]}"
 
 
+def _short(error: Exception) -> str:
+    """An error on one log line."""
+    return " ".join(str(error).split())[:200]
+
+
+class Writer:
+    """A controller's tables, with no transport: each input handled, leases, re-reads and timers in between.
+
+    Call ``start`` once the tables' leases are held, then ``handle`` each input and ``step`` after
+    each (and whenever ``wait`` runs out). A step that the database refused is not lost: a shoe
+    message whose handling failed on a database error is taken again, in order, once the table
+    has been rebuilt from the database (``recover``), and a refused tick is tried again later.
+    """
+
+    def __init__(
+        self,
+        service: RoundService,
+        tables: dict[str, ControllerSettings],
+        publisher: Callable[[str], Publish],
+        leases: Leases,
+        clock: Clock,
+        keys: KeyRing,
+    ) -> None:
+        self.service, self.leases, self.clock, self.keys = service, leases, clock, keys
+        self.tables = {
+            table: TableController(table, service, settings, publish=publisher(table))
+            for table, settings in tables.items()
+        }
+        self.malformed = 0
+        self.failed: deque[Inbound] = deque()  # inputs a database failure stopped: taken again first, in order
+        self._stale: set[str] = set()  # tables whose memory may be ahead of the database: recover first
+        self._retry_at: datetime | None = None
+        self._reread_at = self._renew_at = clock.now()
+
+    def start(self) -> None:
+        """After the leases are taken: fence every write, rebuild each table from the database."""
+        self.service.fence = self.leases.fence
+        for table, controller in self.tables.items():
+            controller.recover()
+            if not self.keys.keys_for(controller.settings.shoe_id) and not self.service.deals_online(table):
+                controller.unsigned_shoe()
+
+    def inlet(self, table: str, clock: Callable[[], float] | None = None) -> ShoeInlet:
+        """The table's shoe inlet, resuming after the last message its journal holds."""
+        controller = self.tables[table]
+        untrusted = partial(self.untrusted, table)
+        if clock is None:
+            return ShoeInlet(controller.settings.shoe_id, controller.next_seq(), untrusted)
+        return ShoeInlet(controller.settings.shoe_id, controller.next_seq(), untrusted, clock)
+
+    def untrusted(self, table: str, payload: bytes) -> str | None:
+        """Why a message of the table's shoe is not to be trusted, or None (a shoe without keys is trusted)."""
+        keys = self.keys.keys_for(self.tables[table].settings.shoe_id)
+        return check(payload, keys) if keys else None
+
+    def alarm(self, table: str, payload: bytes) -> Inbound | None:
+        """A payload on the table's alarm topic as an input (None: malformed, counted and dropped)."""
+        try:
+            alarm = decode(ShoeAlarm, payload)
+        except MessageError as error:
+            self.malformed += 1
+            log.warning("ignored an alarm: %s", error)
+            return None
+        why = self.untrusted(table, payload) if alarm.shoe_id == self.tables[table].settings.shoe_id else None
+        return Inbound(table, "alarm", alarm) if why is None else Inbound(table, "untrusted", (alarm, why))
+
+    def command(self, table: str, payload: bytes) -> Inbound | None:
+        """A payload on the table's ``round/commands`` topic as an input (None: malformed)."""
+        try:
+            decode(RoundChanged, payload)
+        except MessageError as error:
+            self.malformed += 1
+            log.warning("ignored a round command: %s", error)
+            return None
+        return Inbound(table, "command", None)
+
+    def handle(self, item: Inbound) -> None:
+        """One input; behind an earlier one the database refused, it waits its turn."""
+        if self.failed:
+            self.failed.append(item)
+            self._retry_failed()
+            return
+        self._take(item)
+
+    def _take(self, item: Inbound) -> bool:
+        controller = self.tables[item.table]
+        try:
+            if item.table in self._stale:
+                controller.recover()
+                self._stale.discard(item.table)
+            if item.kind == "shoe":
+                event: ShoeEvent = item.payload
+                controller.on_shoe(event)
+            elif item.kind == "alarm":
+                controller.on_alarm(item.payload)
+            elif item.kind == "untrusted":
+                controller.on_untrusted(*item.payload)
+            else:
+                controller.refresh()
+        except DBAPIError as error:  # the database is away: this input is taken again once it is back
+            log.warning("table %s: the database refused %s (%s); kept to retry", item.table, item.kind, _short(error))
+            self._stale.add(item.table)
+            self.failed.appendleft(item)
+            self._retry_at = self.clock.now() + RETRY_AFTER
+            return False
+        except Exception:  # one bad input must not stop every table: log it, carry on
+            log.exception("table %s: failed to handle %s", item.table, item.kind)
+            self._stale.add(item.table)
+        return True
+
+    def _retry_failed(self) -> None:
+        if self._retry_at is not None and self.clock.now() < self._retry_at:
+            return
+        self._retry_at = None
+        while self.failed:
+            if not self._take(self.failed.popleft()):
+                return
+
+    def step(self) -> bool:
+        """Between inputs: inputs to retry, leases to renew, rounds moved elsewhere, timers; False: a lease is lost
+        (stop writing every table)."""
+        now = self.clock.now()
+        if self.failed:
+            self._retry_failed()
+        elif self._retry_at is not None and now >= self._retry_at:
+            self._retry_at = None  # a refused timed step: this step's ticks try it again
+        if now >= self._renew_at:
+            self._renew_at = now + timedelta(seconds=RENEW_S)
+            self.leases.renew()
+        if self.leases.lost:  # another controller writes a table of ours now: stop writing any
+            log.error("lost the lease of %s: stopping", ", ".join(sorted(self.leases.lost)))
+            return False
+        if now >= self._reread_at:  # an operator or a player may have moved a round through the API
+            self._reread_at = now + REREAD
+            self._reread()
+        for table, controller in self.tables.items():
+            try:
+                if table in self._stale:
+                    controller.recover()
+                    self._stale.discard(table)
+                controller.tick(now)
+            except DBAPIError as error:  # tried again at its next deadline (or the next retry)
+                log.warning("table %s: the database refused a timed step: %s", table, _short(error))
+                self._stale.add(table)
+                self._retry_at = now + RETRY_AFTER
+        return True
+
+    def next_deadline(self) -> datetime:
+        """When ``step`` next has something to do."""
+        deadlines = [d for d in (c.next_deadline() for c in self.tables.values()) if d is not None]
+        deadlines += [self._renew_at, self._reread_at]
+        if self._retry_at is not None:
+            deadlines.append(self._retry_at)
+        return min(deadlines)
+
+    def wait(self) -> float:
+        """Seconds until the earliest deadline of any table (at most ``TICK_SECONDS``)."""
+        deadlines = [d for d in (c.next_deadline() for c in self.tables.values()) if d is not None]
+        if not deadlines:
+            return TICK_SECONDS
+        left = (min(deadlines) - self.clock.now()).total_seconds()
+        return min(TICK_SECONDS, max(MIN_WAIT_SECONDS, left))
+
+    def _reread(self) -> None:
+        try:
+            reread_moved(self.service, self.tables)
+        except Exception:  # the database is away: the next pass tries again
+            log.exception("could not read the tables' rounds")
+
+
 class Controller:
     def __init__(
         self,
@@ -77,7 +254,6 @@ class Controller:
         """
         self.service = service
         self.standby = standby
-        self.keys = keys or KeyRing()
         self.url = url
         self.clock = clock or SystemClock()
         self.inbox: queue.Queue[Inbound] = queue.Queue()
@@ -85,16 +261,17 @@ class Controller:
         self.client = make_client(self.name)
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
-        self.tables = {
-            table: TableController(table, service, settings, publish=self._publisher(table))
-            for table, settings in tables.items()
-        }
+        self.leases = Leases(service.sessions, owner_name(self.name), self.clock, timedelta(seconds=lease_ttl))
+        self.writer = Writer(service, tables, self._publisher, self.leases, self.clock, keys or KeyRing())
+        self.tables = self.writer.tables
         # if this process dies, the broker tells the dealer consoles: stop dealing at these tables
         self.client.will_set(topics.controller_status(self.name), self._status("offline"), qos=1, retain=True)
         self.feeds: list[ShoeFeedClient] = []
-        self.malformed = 0
-        self.leases = Leases(service.sessions, owner_name(self.name), self.clock, timedelta(seconds=lease_ttl))
         self.lost: dict[str, str] = {}  # tables whose lease this controller lost (it stopped): why
+
+    @property
+    def malformed(self) -> int:
+        return self.writer.malformed
 
     def _status(self, state: Literal["online", "offline"]) -> bytes:
         status = ControllerStatus(
@@ -118,7 +295,6 @@ class Controller:
         for table in self.tables:
             if not self.leases.acquire(table, self.standby, stop):
                 return  # stopped while waiting as a standby
-        self.service.fence = self.leases.fence
         try:
             self._drive(stop)
         finally:
@@ -127,42 +303,28 @@ class Controller:
 
     def _drive(self, stop: threading.Event) -> None:
         connect(self.client, self.url)
+        self.writer.start()
         for table, controller in self.tables.items():
-            controller.recover()
             self.feeds.append(
                 ShoeFeedClient(
                     self.url, table, controller.settings.shoe_id,
                     lambda event, table=table: self.inbox.put(Inbound(table, "shoe", event)),  # type: ignore[misc]
-                    next_seq=controller.next_seq(),
-                    untrusted=lambda payload, table=table: self._untrusted(table, payload),  # type: ignore[misc]
+                    next_seq=controller.next_seq(), untrusted=partial(self.writer.untrusted, table),
                     refuse=lambda event, why, table=table: self.inbox.put(  # type: ignore[misc]
                         Inbound(table, "untrusted", (event, why))
                     ),
                 )
             )  # fmt: skip
-            if not self.keys.keys_for(controller.settings.shoe_id) and not self.service.deals_online(table):
-                controller.unsigned_shoe()
-        reread_at = renew_at = self.clock.now()
         try:
             while not stop.is_set():
                 try:
-                    item = self.inbox.get(timeout=self._wait())
+                    item = self.inbox.get(timeout=self.writer.wait())
                 except queue.Empty:
                     item = None
                 if item is not None:
-                    self._handle(item)
-                now = self.clock.now()
-                if now >= renew_at:
-                    renew_at = now + timedelta(seconds=RENEW_S)
-                    self.leases.renew()
-                if self.leases.lost:  # another controller writes a table of ours now: stop writing any
-                    log.error("lost the lease of %s: stopping", ", ".join(sorted(self.leases.lost)))
+                    self.writer.handle(item)
+                if not self.writer.step():
                     break
-                if now >= reread_at:  # an operator or a player may have moved a round through the API
-                    reread_at = now + REREAD
-                    self._reread()
-                for controller in self.tables.values():
-                    controller.tick(now)
         finally:
             for feed in self.feeds:
                 feed.close()
@@ -173,44 +335,6 @@ class Controller:
                 offline.wait_for_publish(timeout=2)
             self.client.disconnect()
             self.client.loop_stop()
-
-    def _wait(self) -> float:
-        """Seconds until the earliest deadline of any table (at most ``TICK_SECONDS``)."""
-        deadlines = [d for d in (c.next_deadline() for c in self.tables.values()) if d is not None]
-        if not deadlines:
-            return TICK_SECONDS
-        left = (min(deadlines) - self.clock.now()).total_seconds()
-        return min(TICK_SECONDS, max(MIN_WAIT_SECONDS, left))
-
-    def _reread(self) -> None:
-        try:
-            reread_moved(self.service, self.tables)
-        except Exception:  # the database is away: the next pass tries again
-            log.exception("could not read the tables' rounds")
-
-    def _handle(self, item: Inbound) -> None:
-        controller = self.tables[item.table]
-        try:
-            if item.kind == "shoe":
-                event: ShoeEvent = item.payload
-                controller.on_shoe(event)
-            elif item.kind == "alarm":
-                controller.on_alarm(item.payload)
-            elif item.kind == "untrusted":
-                controller.on_untrusted(*item.payload)
-            else:
-                controller.refresh()
-        except Exception:  # one bad input must not stop every table: log it, alert, carry on
-            log.exception("table %s: failed to handle %s", item.table, item.kind)
-            controller.refresh()
-
-    def _shoe(self, table: str) -> str:
-        return self.tables[table].settings.shoe_id
-
-    def _untrusted(self, table: str, payload: bytes) -> str | None:
-        """Why a message of the table's shoe is not to be trusted, or None (a shoe without keys is trusted)."""
-        keys = self.keys.keys_for(self._shoe(table))
-        return check(payload, keys) if keys else None
 
     def _on_connect(self, client: mqtt.Client, _data: object, _flags: object, _reason: object, _p: object) -> None:
         subscriptions = []
@@ -227,20 +351,8 @@ class Controller:
         if table not in self.tables:  # not ours (a broker may echo what this client itself published)
             return
         if message.topic == topics.shoe_alarms(table):
-            try:
-                alarm = decode(ShoeAlarm, bytes(message.payload))
-                why = self._untrusted(table, bytes(message.payload)) if alarm.shoe_id == self._shoe(table) else None
-                self.inbox.put(
-                    Inbound(table, "alarm", alarm) if why is None else Inbound(table, "untrusted", (alarm, why))
-                )
-            except MessageError as error:
-                self.malformed += 1
-                log.warning("ignored an alarm: %s", error)
+            item = self.writer.alarm(table, bytes(message.payload))
         else:
-            try:
-                decode(RoundChanged, bytes(message.payload))
-            except MessageError as error:
-                self.malformed += 1
-                log.warning("ignored a round command: %s", error)
-                return
-            self.inbox.put(Inbound(table, "command", None))
+            item = self.writer.command(table, bytes(message.payload))
+        if item is not None:
+            self.inbox.put(item)

@@ -22,9 +22,9 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck
-from services.cards import Card, DeckTracker
-from services.controller.models import ShoeJournal
+from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck, jpeg_bytes
+from services.cards import Card, DeckCount, DeckTracker
+from services.controller.models import DECK_HELD, DECK_OK, DeckReport, ShoeJournal
 from services.db.unit_of_work import run_transaction
 from services.games.base import FINISHED, CardWanted, GameError
 from services.observability import metrics
@@ -37,6 +37,8 @@ log = logging.getLogger("studio.controller")
 DUE = datetime.min.replace(tzinfo=UTC)  # a deadline that has already come
 RETRY_AFTER = timedelta(seconds=1)  # after a step failed, before it is tried again
 WINDOW_COUNTERS = {"betting": "betting_closed", "decision": "decision_timeouts"}  # counter per window kind
+HOLD_RECHECK = timedelta(seconds=2)  # while a deck report holds the table: how often to look for the operator's word
+UNTRUSTED = "untrusted-"  # the boot id of a journaled forgery begins so (never a card of this table's shoe)
 PLAYER_WINDOWS = frozenset({"decision", "turn"})  # windows that wait for one player: their end is a timeout
 
 
@@ -49,7 +51,7 @@ class ControllerSettings:
 
 @dataclass
 class Alert:
-    kind: str  # refused_card | misread | deck_low | device | controller
+    kind: str  # refused_card | misread | deck_low | deck_mismatch | deck_acknowledged | device | controller
     message: str
     at: str
     card: str | None = None
@@ -68,6 +70,8 @@ class TableController:
     current: Applied | None = None  # the current round as the service last reported it
     alerts: list[Alert] = field(default_factory=list)
     paused: str = ""  # why the deal is stopped (a misread): the next card scanned resumes it
+    held: int | None = None  # the deck report that holds the table (a deck not whole) until an operator acknowledges
+    held_why: str = ""
     counters: dict[str, int] = field(default_factory=dict)
     _low_deck_alerted: int = -1  # the deck (by shuffle count) already reported as too low
     _published: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -79,7 +83,7 @@ class TableController:
 
     def on_shoe(self, message: ShoeCard | ShoeNewDeck) -> None:
         with contextlib.suppress(ValueError):  # a stamp that is not ISO time is the shoe's problem, not ours
-            lag = (datetime.now(UTC) - datetime.fromisoformat(message.ts)).total_seconds()
+            lag = (self.service.clock.now() - datetime.fromisoformat(message.ts)).total_seconds()
             metrics.RECEIVE_LAG.labels(self.table_id).observe(max(0.0, lag))
         if message.shoe_id != self.settings.shoe_id:
             # a shoe wired to the wrong table: its card may be another table's face-down card, so not named
@@ -88,10 +92,7 @@ class TableController:
             return
         self._last_message = (message.boot_id, message.seq)
         if isinstance(message, ShoeNewDeck):
-            self.deck.shuffle()
-            self._journal(message, "deck")
-            self._count("new_decks")
-            self._publish()
+            self._new_deck(message)
             return
         card = Card.from_code(message.card)
         in_round = self.current is not None and card in self.current.cards  # even across a new deck
@@ -99,7 +100,8 @@ class TableController:
             hidden = card in self._hidden()
             shown = "a face-down card" if hidden else f"card {card}"
             where = "from this deck" if self.deck.has_seen(card) else "in this round (before the new deck)"
-            self._refuse(message, f"{shown} was already dealt {where}", public_card=not hidden)
+            if self._refuse(message, f"{shown} was already dealt {where}", public_card=not hidden):
+                self.deck.note_refused(card)
             return
         if message.burn:
             self.deck.record(card)
@@ -110,7 +112,8 @@ class TableController:
         expecting = self.current.expecting if self.current else None
         if not isinstance(expecting, CardWanted):
             state = self.current.phase if self.current else "no round"
-            self._refuse(message, f"card {card} scanned while no card is expected ({state})")
+            if self._refuse(message, f"card {card} scanned while no card is expected ({state})"):
+                self.deck.note_refused(card)
             return
         assert self.current is not None
         try:  # the card and its journal entry commit together: never dealt twice, never lost
@@ -121,9 +124,11 @@ class TableController:
         except (GameError, RoundError) as error:
             self.refresh()  # this copy was behind the database: the card may be one it had not seen
             if card in self._hidden():
-                self._refuse(message, "a face-down card was already dealt in this round", public_card=False)
+                written = self._refuse(message, "a face-down card was already dealt in this round", public_card=False)
             else:
-                self._refuse(message, str(error))
+                written = self._refuse(message, str(error))
+            if written:
+                self.deck.note_refused(card)
             return
         except IntegrityError:  # journaled already: a message delivered again after a restart
             log.info("table %s: shoe message %s already journaled", self.table_id, message.seq)
@@ -135,6 +140,66 @@ class TableController:
         self._count("cards_dealt")
         self._follow(applied)
 
+    def _new_deck(self, message: ShoeNewDeck) -> None:
+        """The deck in the shoe ends: reconciled against the full deck (a report kept per deck, written with the new
+        deck's journal row); a deck not whole holds the table until an operator acknowledges. Then the new deck."""
+        count = self.deck.reconcile() if self.deck.touched else None
+        written: list[int] = []
+
+        def report(session: Session, entry: ShoeJournal) -> None:
+            if count is None:
+                return
+            session.flush()  # the journal row's id
+            live = self.current.round_id if self.current and self._hidden() else None
+            row = DeckReport(
+                table_id=self.table_id, shoe_id=message.shoe_id, round_id=live, ended_by=entry.id, seen=count.seen,
+                missing=" ".join(map(str, count.missing)), doubled=" ".join(map(str, count.doubled)),
+                status=DECK_OK if count.clean else DECK_HELD, created_at=self.service.clock.now(),
+            )  # fmt: skip
+            session.add(row)
+            session.flush()
+            written.append(row.id)
+
+        if not self._journal(message, "deck", also=report):
+            return  # journaled before (a message delivered again): its report too
+        self.deck.shuffle()
+        self._count("new_decks")
+        if count is not None and written:
+            self._count("decks_whole" if count.clean else "decks_not_whole")
+            if not count.clean:
+                self.held, self.held_why = written[-1], self._deck_text(written[-1], count)
+                self._alert("deck_mismatch", self.held_why)
+        self._publish()
+
+    @staticmethod
+    def _deck_text(report: int, count: DeckCount) -> str:
+        """What the dealer is told of a deck not whole: counts, never card names (a missing card's code may be a
+        face-down card's in the deck after it; the operator's page names them, under its own rules)."""
+        return (
+            f"deck not whole: {len(count.missing)} missing, {len(count.doubled)} seen twice: the table is held until "
+            f"an operator acknowledges deck report #{report} (count the cards)"
+        )
+
+    def _hold_lifted(self) -> bool:
+        """Whether operators have acknowledged every deck report that holds the table (read from the database); the
+        next one still held, if any, is what the dealer is told about."""
+        with self.service.sessions() as session:
+            found = session.execute(
+                select(DeckReport.status, DeckReport.acknowledged_by).where(DeckReport.id == self.held)
+            ).first()
+            still = _held_report(session, self.table_id)
+        if found is not None and found.status != DECK_HELD:
+            self._alert("deck_acknowledged", f"deck report #{self.held} acknowledged by {found.acknowledged_by}")
+        if still is not None:
+            if still.id != self.held:
+                self.held, self.held_why = still.id, self._deck_text(still.id, _count_of(still))
+                self._publish()
+            return False
+        self._alert("deck_acknowledged", "every deck report acknowledged: rounds resume")
+        self.held, self.held_why = None, ""
+        self._publish()
+        return True
+
     def on_untrusted(self, message: ShoeCard | ShoeNewDeck | ShoeAlarm, why: str) -> None:
         """A message in the name of this table's shoe that its keys do not vouch for: never dealt, never obeyed."""
         self._count("untrusted")
@@ -145,7 +210,7 @@ class TableController:
         # journaled apart from the shoe's own messages (a forgery must not take the real seq's place), one row
         # per distinct message
         digest = hashlib.sha256(message.model_dump_json().encode()).hexdigest()[:12]
-        marked = message.model_copy(update={"boot_id": f"untrusted-{digest}-{message.boot_id}"[:64]})
+        marked = message.model_copy(update={"boot_id": f"{UNTRUSTED}{digest}-{message.boot_id}"[:64]})
         what = "a card" if isinstance(message, ShoeCard) else "a new deck"
         self._refuse(marked, f"{what} in the name of shoe {message.shoe_id} refused: {why}", public_card=False)
 
@@ -211,13 +276,18 @@ class TableController:
     def _maybe_open(self, now: datetime, current: Applied | None) -> None:
         if not self.settings.auto_open:
             return
+        if self.held is not None and not self._hold_lifted():
+            return
         pause = timedelta(milliseconds=self.settings.result_pause_ms)
         if current is not None and current.finished_at is not None and now < aware(current.finished_at) + pause:
             return
         if not self.deck.can_deal(self.most_cards()):
             if self._low_deck_alerted != self.deck.shuffles:  # once per deck
                 self._low_deck_alerted = self.deck.shuffles
-                self._alert("deck_low", f"{self.deck.remaining} cards left: load a new deck before the next round")
+                self._alert(
+                    "deck_low",
+                    f"{self.deck.remaining} cards left: run them through the shoe as burns, then load a new deck",
+                )
                 self._publish()
             return
         self.service.open_round(self.table_id)
@@ -227,29 +297,55 @@ class TableController:
     # ---- the database -------------------------------------------------------------------
 
     def recover(self) -> None:
-        """Rebuild from the database: the current round, the deck since its last shuffle, where the feed stopped."""
+        """Rebuild from the database: the current round, the deck since its last shuffle, where the feed stopped,
+        and the refusals of the current round (the dealer console shows them again after a restart)."""
         with self.service.sessions() as session:
             rows = session.execute(
-                select(ShoeJournal.kind, ShoeJournal.card, ShoeJournal.disposition)
+                select(
+                    ShoeJournal.kind, ShoeJournal.card, ShoeJournal.disposition, ShoeJournal.reason,
+                    ShoeJournal.round_id, ShoeJournal.received_at, ShoeJournal.shoe_id, ShoeJournal.boot_id,
+                )
                 .where(ShoeJournal.table_id == self.table_id)
                 .order_by(ShoeJournal.id)
-            ).all()
+            ).all()  # fmt: skip
+            held = _held_report(session, self.table_id)
+        self.most_cards()  # read now, where a failure is the start's: never later, from ``next_deadline``
         self.deck = DeckTracker()
-        for kind, card, disposition in rows:
-            if kind == "new_deck" and disposition == "deck":  # not another shoe's, refused
+        for row in rows:
+            if row.kind == "new_deck" and row.disposition == "deck":  # not another shoe's, refused
                 self.deck.shuffle()
-            elif disposition in ("dealt", "burn") and card:
-                self.deck.record(Card.from_code(card))
+            elif row.disposition in ("dealt", "burn") and row.card:
+                self.deck.record(Card.from_code(row.card))
+            elif row.disposition == "refused" and row.card and self._own(row.shoe_id, row.boot_id):
+                self.deck.note_refused(Card.from_code(row.card))
         self.refresh()
+        self.held, self.held_why = None, ""
+        if held is not None:
+            self.held, self.held_why = held.id, self._deck_text(held.id, _count_of(held))
+        if self.current is not None:
+            refused = [row for row in rows if row.disposition == "refused" and row.round_id == self.current.round_id]
+            self.alerts = [
+                Alert("refused_card", row.reason, aware(row.received_at).isoformat(),
+                      row.card if row.card and f"card {row.card} " in row.reason else None)  # named only if it was
+                for row in refused[-20:]
+            ]  # fmt: skip
+            self._publish()
+
+    def _own(self, shoe_id: str, boot_id: str) -> bool:
+        """Whether a journaled message came from this table's shoe (not another shoe's, not a forgery in its name)."""
+        return shoe_id == self.settings.shoe_id and not boot_id.startswith(UNTRUSTED)
 
     def next_seq(self) -> int | None:
-        """The first shoe ``seq`` not yet journaled (None: nothing from this shoe yet)."""
+        """The first shoe ``seq`` not yet journaled (None: nothing from this shoe yet). A forgery journaled in the
+        shoe's name does not count: it copied a real stamp, and must not make a restarted controller skip the real
+        message with that ``seq`` (found by the simulation)."""
         with self.service.sessions() as session:
             last = session.scalar(
                 select(func.max(ShoeJournal.seq)).where(
-                    ShoeJournal.table_id == self.table_id, ShoeJournal.shoe_id == self.settings.shoe_id
+                    ShoeJournal.table_id == self.table_id, ShoeJournal.shoe_id == self.settings.shoe_id,
+                    ~ShoeJournal.boot_id.startswith(UNTRUSTED),
                 )
-            )
+            )  # fmt: skip
         return None if last is None else int(last) + 1
 
     def most_cards(self) -> int:
@@ -284,6 +380,8 @@ class TableController:
     def _deadline(self) -> datetime | None:
         current = self.current
         if current is None or current.phase in FINISHED:
+            if self.settings.auto_open and self.held is not None:
+                return self.service.clock.now() + HOLD_RECHECK  # look again for the operator's acknowledgement
             if not self.settings.auto_open or not self.deck.can_deal(self.most_cards()):
                 return None
             if current is None or current.finished_at is None:
@@ -293,35 +391,51 @@ class TableController:
 
     def _journal_entry(self, message: ShoeCard | ShoeNewDeck, disposition: str, reason: str = "") -> ShoeJournal:
         card = message.card if isinstance(message, ShoeCard) else None
+        read = (message.source, message.confidence) if isinstance(message, ShoeCard) else ("", None)
         return ShoeJournal(
             table_id=self.table_id, shoe_id=message.shoe_id, boot_id=message.boot_id, seq=message.seq,
             kind=message.type, card=card, burn=isinstance(message, ShoeCard) and message.burn,
             disposition=disposition, reason=reason[:500],
             round_id=self.current.round_id if self.current else None, video_tc=message.video_tc,
-            received_at=datetime.now(UTC),
+            source=read[0], confidence=read[1], raw=message.raw, received_at=self.service.clock.now(),
+            crop=jpeg_bytes(message.crop) or None if isinstance(message, ShoeCard) and message.crop else None,
         )  # fmt: skip
 
-    def _journal(self, message: ShoeCard | ShoeNewDeck, disposition: str, reason: str = "") -> None:
+    def _journal(
+        self,
+        message: ShoeCard | ShoeNewDeck,
+        disposition: str,
+        reason: str = "",
+        also: Callable[[Session, ShoeJournal], None] | None = None,
+    ) -> bool:
+        """Journal the message (with what ``also`` writes, in the same transaction); False if it was already."""
         metrics.CARDS.labels(self.table_id, disposition).inc()
         entry = self._journal_entry(message, disposition, reason)
 
         def write(session: Session) -> None:
             self.service.fenced(session, self.table_id)
             session.add(entry)
+            if also is not None:
+                also(session, entry)
 
         try:
             run_transaction(self.service.sessions, write)
         except IntegrityError:
             log.info("table %s: shoe message %s already journaled", self.table_id, message.seq)
+            return False
+        return True
 
     # ---- alerts and views ---------------------------------------------------------------
 
-    def _refuse(self, message: ShoeCard | ShoeNewDeck, reason: str, public_card: bool = True) -> None:
-        """Record the refusal (the journal keeps the card) and alert the dealer (naming it only if not hidden)."""
-        self._journal(message, "refused", reason)
+    def _refuse(self, message: ShoeCard | ShoeNewDeck, reason: str, public_card: bool = True) -> bool:
+        """Record the refusal (the journal keeps the card) and alert the dealer (naming it only if not hidden);
+        False, and nothing said, for a message journaled before (taken again after a failure: it was handled)."""
+        if not self._journal(message, "refused", reason):
+            return False
         self._count("cards_refused")
         self._alert("refused_card", reason, message.card if public_card and isinstance(message, ShoeCard) else None)
         self._publish()
+        return True
 
     def _hidden(self) -> frozenset[Card]:
         """Cards of the current round that are dealt but not shown to the public (the engine says which)."""
@@ -330,7 +444,7 @@ class TableController:
     def _alert(self, kind: str, message: str, card: str | None = None) -> None:
         log.warning("table %s: %s", self.table_id, message, extra=self._context())
         metrics.ALERTS.labels(self.table_id, kind).inc()
-        self.alerts = [*self.alerts[-19:], Alert(kind, message, datetime.now(UTC).isoformat(), card)]
+        self.alerts = [*self.alerts[-19:], Alert(kind, message, self.service.clock.now().isoformat(), card)]
         self._count(f"alerts_{kind}")
 
     def _context(self) -> dict[str, str]:
@@ -369,8 +483,24 @@ class TableController:
         return view | {
             "deck_remaining": self.deck.remaining,
             "paused": self.paused,
+            "held": self.held_why,
             "alerts": [alert.__dict__ for alert in self.alerts[-10:]],
         }
+
+
+def _held_report(session: Session, table_id: str) -> Any:
+    """The table's oldest deck report still holding it (None: none)."""
+    return session.execute(
+        select(DeckReport.id, DeckReport.missing, DeckReport.doubled, DeckReport.seen, DeckReport.round_id)
+        .where(DeckReport.table_id == table_id, DeckReport.status == DECK_HELD)
+        .order_by(DeckReport.id)
+        .limit(1)
+    ).first()
+
+
+def _count_of(report: Any) -> DeckCount:
+    missing, doubled = (tuple(map(Card.from_code, codes.split())) for codes in (report.missing, report.doubled))
+    return DeckCount(report.seen, missing, doubled)
 
 
 def reread_moved(service: RoundService, controllers: Mapping[str, TableController]) -> None:

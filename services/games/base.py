@@ -197,6 +197,16 @@ class Game(ABC, Generic[R, C]):
     def cards(self, round_: R) -> list[Card]:
         """Every card dealt in the round, in shoe order."""
 
+    def positions(self, round_: R) -> list[str | None]:
+        """The hand each dealt card went to, in shoe order (None where the public view does not show it)."""
+        hand_of = {
+            code: position
+            for position, hand in (self.view(round_, PUBLIC).get("hands") or {}).items()
+            for code in hand.get("cards", [])
+            if isinstance(code, str)
+        }
+        return [hand_of.get(str(card)) for card in self.cards(round_)]
+
     def seats(self, round_: R) -> dict[str, str]:
         """Who holds each seat with private cards (seat -> player); only they may open its private stream."""
         return {}

@@ -13,7 +13,6 @@ from sqlalchemy import (
     BigInteger,
     CheckConstraint,
     DateTime,
-    ForeignKey,
     Index,
     Integer,
     String,
@@ -75,14 +74,16 @@ class Transfer(Base):
     )
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True)
-    debit_account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
-    credit_account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    # accounts and holds without foreign keys: the ledger writes only ids it has locked or claimed in the same
+    # transaction (migration 0013 says why)
+    debit_account_id: Mapped[int] = mapped_column(Integer)
+    credit_account_id: Mapped[int] = mapped_column(Integer)
     amount: Mapped[int] = mapped_column(BigInteger)
     currency: Mapped[str] = mapped_column(String(3))
     kind: Mapped[str] = mapped_column(String(24))
     round_id: Mapped[str | None] = mapped_column(String(64))
     wager_id: Mapped[str | None] = mapped_column(String(64))
-    hold_id: Mapped[int | None] = mapped_column(ForeignKey("holds.id"))
+    hold_id: Mapped[int | None] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"))
     request_key: Mapped[str | None] = mapped_column(String(128))
     memo: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -30,11 +30,9 @@ def settle_round(ledger: Ledger, round_id: str, results: Iterable[StakeResult]) 
     round settles in the caller's one transaction or not at all.
     """
     claimed = ledger.claim_holds(round_id, HoldStatus.POSTED)
-    held: dict[str, int] = defaultdict(int)
-    first_hold: dict[str, int] = {}
+    held: dict[str, list[tuple[int, int]]] = defaultdict(list)  # stake -> (hold id, amount) of each of its holds
     for hold_id, _player, wager_id, amount in claimed:
-        held[wager_id] += amount
-        first_hold.setdefault(wager_id, hold_id)
+        held[wager_id].append((hold_id, amount))
     results = list(results)
     players = [result.player for result in results]
     accounts = _Accounts(
@@ -48,11 +46,12 @@ def settle_round(ledger: Ledger, round_id: str, results: Iterable[StakeResult]) 
     for result in results:
         if result.wager_id not in held:
             raise HoldStateError(f"round {round_id}: stake {result.wager_id} has no pending hold to settle")
-        hold = held.pop(result.wager_id)
-        if result.beyond_hold and -result.net > hold:
-            beyond.append((result, -result.net - hold))
-            result = replace(result, net=-hold)
-        movements += _stake_movements(accounts, round_id, result, hold, first_hold[result.wager_id])
+        holds = held.pop(result.wager_id)
+        total = sum(amount for _hold_id, amount in holds)
+        if result.beyond_hold and -result.net > total:
+            beyond.append((result, -result.net - total))
+            result = replace(result, net=-total)
+        movements += _stake_movements(accounts, round_id, result, holds)
     if held:
         raise HoldStateError(f"round {round_id}: no result for held stake(s) {', '.join(sorted(held))}")
     ledger.post_many(movements)
@@ -72,21 +71,34 @@ class _Accounts:
 
 
 def _stake_movements(
-    accounts: _Accounts, round_id: str, result: StakeResult, held: int, hold_id: int
+    accounts: _Accounts, round_id: str, result: StakeResult, holds: list[tuple[int, int]]
 ) -> list[Movement]:
+    """A stake's result against its holds (one per slip that placed or raised it), each hold resolved by
+    movements that name it: a loss is taken from the holds in order, the rest of each released; a win
+    releases every hold and is paid (less commission) under the first."""
     wallet, escrow, house = accounts.wallets[result.player], accounts.escrows[result.player], accounts.house
 
-    def move(debit: int, credit: int, amount: int, kind: str) -> list[Movement]:
+    def move(debit: int, credit: int, amount: int, kind: str, hold_id: int) -> list[Movement]:
         return [Movement(debit, credit, amount, kind, round_id, result.wager_id, hold_id)] if amount else []
 
+    movements: list[Movement] = []
     if result.net < 0:
-        if -result.net > held:
-            raise HoldStateError(
-                f"round {round_id}: stake {result.wager_id} loses {-result.net}, more than its hold {held}"
+        loss = -result.net
+        total = sum(amount for _hold_id, amount in holds)
+        if loss > total:
+            raise HoldStateError(f"round {round_id}: stake {result.wager_id} loses {loss}, more than its hold {total}")
+        for hold_id, amount in holds:
+            taken = min(loss, amount)
+            loss -= taken
+            movements += move(escrow, house, taken, "loss", hold_id) + move(
+                escrow, wallet, amount - taken, "release", hold_id
             )
-        return move(escrow, house, -result.net, "loss") + move(escrow, wallet, held + result.net, "release")
+        return movements
+    for hold_id, amount in holds:
+        movements += move(escrow, wallet, amount, "release", hold_id)
+    first = holds[0][0]
     return (
-        move(escrow, wallet, held, "release")
-        + move(house, wallet, result.net + result.commission, "win")
-        + move(wallet, accounts.commission, result.commission, "commission")
+        movements
+        + move(house, wallet, result.net + result.commission, "win", first)
+        + move(wallet, accounts.commission, result.commission, "commission", first)
     )

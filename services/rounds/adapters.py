@@ -134,6 +134,12 @@ class Adapter:
         """What a player's page shows of the table's settings besides them (``GET /v1/tables/{id}``)."""
         return {}
 
+    def returns(self, settings: Any) -> dict[str, Any] | None:
+        """Each bet the house takes, with its expected return per unit staked for these settings —
+        ``{name: {"rtp": R, "ci95": [LO, HI]}}`` — and what would bring them all under 1 (``fix``); None where the
+        players play each other and the house takes no bet."""
+        return None
+
     profile_settings: tuple[str, ...] = ()  # the player settings this game has (``PUT /v1/me/{name}``)
 
     def profile(self, service: RoundService, player: str) -> dict[str, Any]:

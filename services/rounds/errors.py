@@ -18,6 +18,13 @@ class BettingClosedError(RoundError):
     status = 409
 
 
+class TableHeldError(RoundError):
+    """The table's last deck was not whole: no round opens until an operator acknowledges its report."""
+
+    code = "table_held"
+    status = 409
+
+
 class WindowClosedError(RoundError):
     code = "window_closed"
     status = 409
@@ -27,6 +34,13 @@ class RecalculationRefusedError(RoundError):
     """A correction that would have changed the deal flow: the round must be voided instead."""
 
     code = "recalculation_refused"
+
+
+class FlowChangedError(RecalculationRefusedError):
+    """The corrected cards would have dealt the round differently (who draws, insurance, early settlement, a card
+    the deck could not have held): only a void can put it right."""
+
+    code = "flow_changed"
     status = 409
 
 

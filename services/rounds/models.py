@@ -6,6 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     DateTime,
     ForeignKey,
@@ -54,6 +55,14 @@ class GameTable(Base):
     game: Mapped[str] = mapped_column(String(16))
     currency: Mapped[str] = mapped_column(String(3))
     settings: Mapped[str] = mapped_column(Text)  # JSON of the game's settings object
+    # where operators watch a moment of the table's video: ``services.rounds.video`` fills in its fields
+    video_url_template: Mapped[str] = mapped_column(String(500), default="")
+    # an operator's explicit word that the settings may let a bet return 100 % or more (``services.rounds.returns``)
+    allow_return_over_100: Mapped[bool] = mapped_column(Boolean, default=False)
+    # how the table is shown: the overlay holds each change back this long (the viewers' stream latency), and the
+    # language its overlay speaks (``services.rounds.display``)
+    overlay_delay_ms: Mapped[int] = mapped_column(Integer, default=0)
+    language: Mapped[str] = mapped_column(String(8), default="en")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -137,3 +146,32 @@ class ExperienceAward(Base):
     player: Mapped[str] = mapped_column(String(64), primary_key=True)
     points: Mapped[int] = mapped_column(BigInteger)
     awarded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Proposal(Base):
+    """A correction or a void of a settled round: proposed by one operator, applied or rejected by another (the
+    database refuses a decision by the proposer). ``details``: what to do (JSON); ``preview``: what it would change,
+    as computed when proposed (JSON)."""
+
+    __tablename__ = "proposals"
+    __table_args__ = (
+        CheckConstraint("action IN ('void', 'correct')", name="proposal_action_known"),
+        CheckConstraint("status IN ('pending', 'applied', 'rejected')", name="proposal_status_known"),
+        CheckConstraint("decided_by IS NULL OR decided_by <> proposed_by", name="proposal_four_eyes"),
+        Index("ix_proposals_round", "round_id"),
+        Index("ix_proposals_status", "status", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BIG_ID, primary_key=True, autoincrement=True)
+    round_id: Mapped[str] = mapped_column(ForeignKey("rounds.id"))
+    action: Mapped[str] = mapped_column(String(16))
+    details: Mapped[str] = mapped_column(Text)
+    preview: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))
+    proposed_by: Mapped[str] = mapped_column(String(64))
+    proposed_from: Mapped[str] = mapped_column(String(128))
+    proposed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    decided_by: Mapped[str | None] = mapped_column(String(64))
+    decided_from: Mapped[str | None] = mapped_column(String(128))
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    decision_reason: Mapped[str] = mapped_column(Text, default="", server_default="")

@@ -32,6 +32,12 @@ class Identity:
     role: str
 
 
+def new_token() -> str:
+    """A bearer token. The prefix names it in logs and secret scanners, and keeps it from ever starting with '-'
+    (a token that did could not follow ``--token`` on a command line)."""
+    return f"studio_{secrets.token_urlsafe(32)}"
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -47,7 +53,7 @@ class PlayerService:
             raise RoundError(f"invalid id {player_id!r}: use 1–64 letters, digits, '_', '.' or '-'")
         if role not in ROLES:
             raise RoundError(f"invalid role {role!r}: expected one of {', '.join(ROLES)}")
-        token = secrets.token_urlsafe(32)
+        token = new_token()
 
         def work(session: Session) -> None:
             session.add(Player(id=player_id, role=role, token_hash=token_hash(token)))
@@ -70,7 +76,7 @@ class PlayerService:
 
     def revoke(self, player_id: str) -> str:
         """Replace the account's token: the old one stops working (here at once, elsewhere within ``AUTH_TTL_S``)."""
-        token = secrets.token_urlsafe(32)
+        token = new_token()
 
         def work(session: Session) -> None:
             player = session.get(Player, player_id, with_for_update=True)

@@ -31,13 +31,14 @@ from services.games.pokdeng import (
 )
 from services.games.pokdeng import events as ev
 from services.games.pokdeng.port import INSURANCE, POKDENG
+from services.games.pokdeng.rtp_table import least_commission, table_returns
 from services.ledger import idempotency
 from services.rounds.adapters import Action, Adapter, AppliedOut, Strict, applied_out, register
 from services.rounds.clock import aware
 from services.rounds.engines import load
 from services.rounds.errors import BettingClosedError, NotFoundError, RecalculationRefusedError
 from services.rounds.models import Round, ThresholdChange, Wager
-from services.rounds.service import Applied, RoundService
+from services.rounds.service import Applied, RoundService, stored_round
 
 ROUNDS = cast(Table, Round.__table__)
 WAGERS = cast(Table, Wager.__table__)
@@ -63,6 +64,20 @@ YOUR_WAGERS = (
     .order_by(WAGERS.c.seq)
 )
 STORE_NETS = update(WAGERS).where(WAGERS.c.id == bindparam("wager_id")).values(net=bindparam("net"))
+
+
+def _worst_case(commission_bps: int) -> dict[str, Any]:
+    """The bet with the highest return at any threshold a decider may keep, at this commission."""
+    found = []
+    for threshold in range(1, 6):
+        returns = table_returns(commission_bps, threshold)
+        found += [(returns.player, "player", threshold), (returns.banker, "banker", threshold)]
+        found += [
+            (e, f"{side} {seat}", threshold) for seat, sides in returns.seats.items() for side, e in sides.items()
+        ]
+    estimate, bet, threshold = max(found, key=lambda item: item[0].ci95[1])
+    return {"threshold": threshold, "bet": bet, **estimate.as_dict()}
+
 
 # ---- the actions' bodies -----------------------------------------------------------------
 
@@ -224,6 +239,26 @@ class PokDengAdapter(Adapter):
         """The chips to offer (the table's, or made from its stake limits) and the video stream."""
         return {"chips": list(settings.denominations()), "stream_url": settings.stream_url}
 
+    def returns(self, settings: TableSettings) -> dict[str, Any]:
+        """The player and banker sides (pooled and per seat) and insurance, every seat deciding by the table's default
+        threshold (``services.games.pokdeng.rtp_table``); and the worst case over the thresholds a seat's decider may
+        keep (1–5), which the guard does not refuse on but an operator must see: a decider who stands on 2 raises
+        the banker side's return (collusion between a decider and a banker-side bettor)."""
+        found = table_returns(settings.commission_bps, settings.default_threshold)
+        bets = {"player": found.player, "banker": found.banker, "insurance": found.insurance}
+        bets |= {f"{side} {seat}": found.seats[seat][side] for seat in "ABC" for side in ("player", "banker")}
+        least = least_commission(settings.default_threshold)
+        fix = (
+            f"with commission_bps of at least {least} every bet returns under 100 %"
+            if least is not None and least > settings.commission_bps
+            else ""
+        )
+        return {
+            "bets": {name: estimate.as_dict() for name, estimate in bets.items()},
+            "fix": fix,
+            "worst_case": _worst_case(settings.commission_bps),
+        }
+
     # ---- insurance and decisions ------------------------------------------------------
 
     def buy_insurance(self, service: RoundService, player: str, round_id: str, amount: int, key: str) -> dict[str, Any]:
@@ -288,9 +323,7 @@ class PokDengAdapter(Adapter):
     def round(self, service: RoundService, round_id: str) -> PokDengRound:
         """A private copy of the round's engine, replayed from its log (for the demo's players and report)."""
         with service.sessions() as session:
-            round_ = session.get(Round, round_id)
-            if round_ is None:
-                raise NotFoundError(f"round {round_id!r} does not exist")
+            round_ = stored_round(session, round_id)
             return cast(PokDengRound, load(session, round_, POKDENG))
 
     # ---- the actions as routes --------------------------------------------------------

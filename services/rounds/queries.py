@@ -13,14 +13,16 @@ from typing import Any
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session, aliased
 
+from services.controller.models import ShoeJournal
 from services.games.base import game as game_named
 from services.games.pokdeng.port import INSURANCE
 from services.ledger.models import Account, Hold, Transfer
 from services.rounds.adapters import adapter
 from services.rounds.clock import aware
+from services.rounds.display import display_of
 from services.rounds.errors import NotFoundError
-from services.rounds.models import GameTable, Round, Wager
-from services.rounds.service import RoundService, state_header
+from services.rounds.models import GameTable, Round, RoundLogEntry, Wager
+from services.rounds.service import RoundService, state_header, stored_round
 
 HISTORY_PAGE_MAX = 100
 
@@ -33,7 +35,8 @@ def tables(service: RoundService) -> list[dict[str, str]]:
 
 
 def table(service: RoundService, table_id: str) -> dict[str, Any]:
-    """A table: its id, game, currency, settings, and what its game's player page shows of them."""
+    """A table: its id, game, currency, settings, what its game's player page shows of them, and how its overlay
+    shows it (delay, language)."""
     with service.sessions() as session:
         found = session.get(GameTable, table_id)
         if found is None:
@@ -46,12 +49,13 @@ def table(service: RoundService, table_id: str) -> dict[str, Any]:
             "currency": found.currency,
             "settings": port.settings_dict(settings),
             "page": adapter(found.game).page(settings),
+            "display": display_of(found),
         }
 
 
 def round_state(service: RoundService, round_id: str) -> dict[str, Any]:
     with service.sessions() as session:
-        return _state(session, service, _round(session, round_id))
+        return _state(session, service, stored_round(session, round_id))
 
 
 def current_round(service: RoundService, table_id: str) -> dict[str, Any]:
@@ -78,18 +82,31 @@ def history(service: RoundService, player: str, before: datetime | None, limit: 
 
 def round_detail(service: RoundService, player: str, round_id: str) -> dict[str, Any]:
     with service.sessions() as session:
-        round_ = _round(session, round_id)
+        round_ = stored_round(session, round_id)
         detail = _summary(session, round_, player)
         if not detail["wagers"] and not detail["insurance"]:
             raise NotFoundError(f"round {round_id!r} is not in {player}'s history")
-        return detail | {"state": _state(session, service, round_)}
+        return detail | {"state": _state(session, service, round_)} | _recall(session, round_)
 
 
-def _round(session: Session, round_id: str) -> Round:
-    round_ = session.get(Round, round_id)
-    if round_ is None:
-        raise NotFoundError(f"round {round_id!r} does not exist")
-    return round_
+def _recall(session: Session, round_: Round) -> dict[str, Any]:
+    """Game recall beyond the hands, once the round has ended: the cards burned while it was dealt (from the shoe's
+    journal, with their video timecode) and why it was voided."""
+    ended = round_.settled_at or round_.voided_at
+    if ended is None:
+        return {"burns": [], "void_reason": None}
+    burns = session.execute(
+        select(ShoeJournal.card, ShoeJournal.video_tc)
+        .where(ShoeJournal.round_id == round_.id, ShoeJournal.disposition == "burn", ShoeJournal.received_at <= ended)
+        .order_by(ShoeJournal.id)
+    ).all()
+    reason = None
+    if round_.voided_at is not None:
+        commands = session.scalars(
+            select(RoundLogEntry.command).where(RoundLogEntry.round_id == round_.id).order_by(RoundLogEntry.seq.desc())
+        )
+        reason = next((data.get("reason") for data in map(json.loads, commands) if data.get("type") == "void"), None)
+    return {"burns": [{"card": card, "video_tc": tc} for card, tc in burns], "void_reason": reason}
 
 
 def _state(session: Session, service: RoundService, round_: Round) -> dict[str, Any]:

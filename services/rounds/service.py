@@ -23,6 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.cards import Card
+from services.controller.models import DECK_HELD, DeckReport
 from services.db.unit_of_work import run_transaction
 from services.games.base import (
     DEALER,
@@ -47,13 +48,17 @@ from services.rounds.clock import Clock, SystemClock, aware
 from services.rounds.engines import RECALCULATE, EngineCache, corrected
 from services.rounds.errors import (
     BettingClosedError,
+    FlowChangedError,
     ForbiddenError,
     NotFoundError,
     RecalculationRefusedError,
     RoundError,
+    TableHeldError,
     WindowClosedError,
 )
 from services.rounds.models import GameTable, Round, RoundLogEntry
+from services.rounds.returns import check_returns
+from services.rounds.video import checked_template
 
 T = TypeVar("T")
 SETTINGS_CACHE = 1024  # rounds whose parsed settings are kept
@@ -94,6 +99,17 @@ class Applied:
         return self.header | self.views["public"]
 
 
+Along = Callable[[Session, Round], None]  # work done in an operator action's own transaction, before it
+
+
+def stored_round(session: Session, round_id: str) -> Round:
+    """The round, or ``NotFoundError`` naming it."""
+    round_ = session.get(Round, round_id)
+    if round_ is None:
+        raise NotFoundError(f"round {round_id!r} does not exist")
+    return round_
+
+
 class RoundService:
     def __init__(self, sessions: sessionmaker[Session], clock: Clock | None = None) -> None:
         self.sessions = sessions
@@ -110,17 +126,63 @@ class RoundService:
     # ---- tables and rounds -----------------------------------------------------------
 
     def create_table(
-        self, table_id: str, currency: str = "THB", settings: dict[str, Any] | None = None, game: str = "pokdeng"
+        self,
+        table_id: str,
+        currency: str = "THB",
+        settings: dict[str, Any] | None = None,
+        game: str = "pokdeng",
+        video_url_template: str = "",
+        allow_return_over_100: bool = False,
     ) -> None:
+        """A new table. Settings that let a house bet return 100 % or more are refused unless
+        ``allow_return_over_100`` (``services.rounds.returns``)."""
         port = game_named(game)
         table_settings = port.settings(settings or {})
         validate_currency(currency)
+        template = checked_template(video_url_template)
+        check_returns(table_id, game, table_settings, allow_return_over_100)
 
         def work(session: Session) -> None:
             if session.get(GameTable, table_id) is not None:
                 raise RoundError(f"table {table_id!r} already exists")
             raw = json.dumps(port.settings_dict(table_settings))
-            session.add(GameTable(id=table_id, game=game, currency=currency, settings=raw))
+            session.add(
+                GameTable(
+                    id=table_id, game=game, currency=currency, settings=raw, video_url_template=template,
+                    allow_return_over_100=allow_return_over_100,
+                )
+            )  # fmt: skip
+
+        run_transaction(self.sessions, work)
+
+    def change_settings(
+        self, table_id: str, settings: dict[str, Any] | None, allow_return_over_100: bool | None = None
+    ) -> None:
+        """New settings for the table's next rounds (a round keeps the settings it opened with), and/or the return
+        override; checked as at creation."""
+
+        def work(session: Session) -> None:
+            table = session.get(GameTable, table_id, with_for_update=True)
+            if table is None:
+                raise NotFoundError(f"table {table_id!r} does not exist")
+            port = game_named(table.game)
+            table_settings = port.settings(json.loads(table.settings) if settings is None else settings)
+            allow = table.allow_return_over_100 if allow_return_over_100 is None else allow_return_over_100
+            check_returns(table_id, table.game, table_settings, allow)
+            table.settings = json.dumps(port.settings_dict(table_settings))
+            table.allow_return_over_100 = allow
+
+        run_transaction(self.sessions, work)
+
+    def set_video_url_template(self, table_id: str, video_url_template: str) -> None:
+        """Where operators watch the table's video from now on (no money or round depends on it)."""
+        template = checked_template(video_url_template)
+
+        def work(session: Session) -> None:
+            table = session.get(GameTable, table_id, with_for_update=True)
+            if table is None:
+                raise NotFoundError(f"table {table_id!r} does not exist")
+            table.video_url_template = template
 
         run_transaction(self.sessions, work)
 
@@ -130,6 +192,14 @@ class RoundService:
             if table is None:
                 raise NotFoundError(f"table {table_id!r} does not exist")
             self.fenced(session, table_id)
+            held = session.scalar(
+                select(DeckReport.id).where(DeckReport.table_id == table_id, DeckReport.status == DECK_HELD).limit(1)
+            )
+            if held is not None:
+                raise TableHeldError(
+                    f"table {table_id} is held: its last deck was not whole (deck report #{held}); an operator "
+                    f"acknowledges the report first (POST /v1/operator/decks/{held}/acknowledge)"
+                )
             unfinished = session.scalar(
                 select(Round.id).where(Round.table_id == table_id, Round.phase.not_in(FINISHED))
             )
@@ -355,9 +425,7 @@ class RoundService:
     def seats(self, round_id: str) -> dict[str, str]:
         """Who holds each seat of the round (games with seats; seat -> player)."""
         with self.sessions() as session:
-            round_ = session.get(Round, round_id)
-            if round_ is None:
-                raise NotFoundError(f"round {round_id!r} does not exist")
+            round_ = stored_round(session, round_id)
             port = self.game_of(session, round_)
             with self.reading(session, round_) as engine:
                 return port.seats(engine)
@@ -393,11 +461,15 @@ class RoundService:
 
     # ---- operator corrections ---------------------------------------------------------
 
-    def void(self, round_id: str, reason: str, actor: str) -> Applied:
-        """Void: every pending hold goes back; a settled round's results are reversed by adjustments."""
+    def void(self, round_id: str, reason: str, actor: str, along: Along | None = None) -> Applied:
+        """Void: every pending hold goes back; a settled round's results are reversed by adjustments.
+
+        ``along(session, round)`` runs first in the same transaction, the round locked (a proposal's decision)."""
 
         def work(session: Session) -> Applied:
             round_ = self.locked_round(session, round_id)
+            if along is not None:
+                along(session, round_)
             port = self.game_of(session, round_)
             engine = self.engines.take(session, round_, port)
             was_settled = port.nets(engine) if port.payouts(engine) is not None else None
@@ -411,36 +483,23 @@ class RoundService:
 
         return self.run(work)
 
-    def recalculate(self, round_id: str, cards: dict[int, Card], video_ref: str, actor: str) -> dict[str, int]:
+    def recalculate(
+        self, round_id: str, cards: dict[int, Card], video_ref: str, actor: str, along: Along | None = None
+    ) -> dict[str, int]:
         """Correct misread cards of a settled round from the video; post the difference only.
 
         ``cards`` maps the index of a dealt card (0-based, shoe order) to the card the video shows.
         A correction that would have changed the flow of the round is refused: such a round must be voided.
-        Returns each player's adjustment.
+        Returns each player's adjustment. ``along`` as for ``void``.
         """
 
         def work(session: Session) -> dict[str, int]:
             round_ = self.locked_round(session, round_id)
+            if along is not None:
+                along(session, round_)
             port = self.game_of(session, round_)
             old = self.engines.take(session, round_, port)
-            if port.payouts(old) is None:
-                raise RecalculationRefusedError(f"round {round_id} is not settled (phase {port.phase(old)})")
-            dealt = len(port.cards(old))
-            bad = [index for index in cards if not 0 <= index < dealt]
-            if bad:
-                raise RecalculationRefusedError(f"round {round_id}: no dealt card at index {bad[0]} (0–{dealt - 1})")
-            codes = {str(index): str(card) for index, card in cards.items()}
-            settings = self.round_settings(round_id, round_.settings, port)
-            try:
-                new = port.replay(corrected(port, list(port.commands(old)), codes), settings)
-            except ValueError as error:
-                raise RecalculationRefusedError(
-                    f"round {round_id}: the correction changes the deal ({error}); void it"
-                ) from None
-            if port.payouts(new) is None or port.flow(new) != port.flow(old):
-                raise RecalculationRefusedError(
-                    f"round {round_id}: the correction changes who draws, insurance or early settlement; void it"
-                )
+            new, codes = self._corrected(round_, port, old, cards)
             before, after = port.nets(old), port.nets(new)
             ledger = self.ledger(session, round_.table_id)
             changes = {p: after.get(p, 0) - before.get(p, 0) for p in sorted(set(before) | set(after))}
@@ -453,6 +512,46 @@ class RoundService:
             return {p: d for p, d in changes.items() if d}
 
         return self.run(work)
+
+    def preview_correction(self, round_id: str, cards: dict[int, Card]) -> dict[str, Any]:
+        """What ``recalculate`` would change, without changing anything: the result before and after, and per player
+        the round's net before and after and the adjustment. Refused as ``recalculate`` would refuse it."""
+        with self.sessions() as session:
+            round_ = stored_round(session, round_id)
+            port = self.game_of(session, round_)
+            with self.reading(session, round_) as old:
+                new, _codes = self._corrected(round_, port, old, cards)
+                before, after = port.nets(old), port.nets(new)
+                result_before = port.result(old)
+            players = {}
+            for player in sorted(set(before) | set(after)):
+                was, now = before.get(player, 0), after.get(player, 0)
+                players[player] = {"before": was, "after": now, "adjustment": now - was}
+            return {"result_before": result_before, "result_after": port.result(new), "players": players}
+
+    def _corrected(
+        self, round_: Round, port: Game[Any, Any], old: Any, cards: dict[int, Card]
+    ) -> tuple[Any, dict[str, str]]:
+        """The settled round replayed with ``cards`` (shoe index → card), and the codes as logged; refused when the
+        round is not settled, an index names no dealt card, or the correction would change the deal's flow."""
+        round_id = round_.id
+        if port.payouts(old) is None:
+            raise RecalculationRefusedError(f"round {round_id} is not settled (phase {port.phase(old)})")
+        dealt = len(port.cards(old))
+        bad = [index for index in cards if not 0 <= index < dealt]
+        if bad:
+            raise RecalculationRefusedError(f"round {round_id}: no dealt card at index {bad[0]} (0–{dealt - 1})")
+        codes = {str(index): str(card) for index, card in cards.items()}
+        settings = self.round_settings(round_id, round_.settings, port)
+        try:
+            new = port.replay(corrected(port, list(port.commands(old)), codes), settings)
+        except ValueError as error:
+            raise FlowChangedError(f"round {round_id}: the correction changes the deal ({error}); void it") from None
+        if port.payouts(new) is None or port.flow(new) != port.flow(old):
+            raise FlowChangedError(
+                f"round {round_id}: the correction changes who draws, insurance or early settlement; void it"
+            )
+        return new, codes
 
     # ---- helpers for adapters ---------------------------------------------------------
 

@@ -12,6 +12,7 @@ of the frame that confirmed them.
 
 from __future__ import annotations
 
+import base64
 import logging
 import queue
 import threading
@@ -167,7 +168,7 @@ class ShoeDaemon:
         elif isinstance(event, CardSeen):
             x, y, w, h = event.box
             raw = f"camera {event.code} at {x},{y} {w}x{h}"
-            self._card(event.code, False, raw, event.confidence, event.frame_time)
+            self._card(event.code, False, raw, event.confidence, event.frame_time, event.crop)
         elif isinstance(event, NewDeck):
             self.new_deck(event.raw)
         elif isinstance(event, Misread):
@@ -195,7 +196,15 @@ class ShoeDaemon:
         self._publish(seq, payload)
         return seq
 
-    def _card(self, code: str, burn: bool, raw: str, confidence: float = 1.0, seen_at: float | None = None) -> None:
+    def _card(
+        self,
+        code: str,
+        burn: bool,
+        raw: str,
+        confidence: float = 1.0,
+        seen_at: float | None = None,
+        crop: bytes = b"",
+    ) -> None:
         try:
             card = Card.from_code(code)
         except CardError as error:
@@ -206,7 +215,8 @@ class ShoeDaemon:
             return self._sealed(
                 ShoeCard(
                     card=str(card), burn=burn, source=self.config.source,  # type: ignore[arg-type]
-                    confidence=round(confidence, 4), raw=raw, **self._stamp(seq, deck, seen_at),
+                    confidence=round(confidence, 4), raw=raw, crop=base64.b64encode(crop).decode() if crop else None,
+                    **self._stamp(seq, deck, seen_at),
                 )
             )  # fmt: skip
 
@@ -303,7 +313,8 @@ class ShoeDaemon:
         return encode(
             ShoeStatus(
                 shoe_id=self.config.shoe_id, boot_id=self.boot_id, state=state,  # type: ignore[arg-type]
-                device=self.device_state, last_seq=self.outbox.last_seq, ts=self._now(),  # type: ignore[arg-type]
+                device=self.device_state, last_seq=self.outbox.last_seq, first_seq=self.outbox.first_seq,  # type: ignore[arg-type]
+                ts=self._now(),
             )
         )  # fmt: skip
 

@@ -45,6 +45,13 @@ class Outbox:
             return self._counter("seq")
 
     @property
+    def first_seq(self) -> int:
+        """The oldest message it can still send again (holding none: the next it will stamp)."""
+        with self._lock:
+            oldest = self._db.execute("SELECT min(seq) FROM messages").fetchone()[0]
+            return int(oldest) if oldest is not None else self._counter("seq") + 1
+
+    @property
     def deck(self) -> int:
         with self._lock:
             return self._counter("deck")

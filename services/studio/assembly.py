@@ -47,6 +47,7 @@ class StudioConfig:
     api_host: str = "127.0.0.1"
     api_port: int = 0  # 0: a free port
     table_settings: dict[str, Any] = field(default_factory=dict)
+    allow_return_over_100: bool = False  # the Pok Deng tables may run settings that return 100 % or more
     result_pause_ms: int = 4_000
     dealer_pace: float = 0.15
     simulated_dealers: bool = True  # False: somebody else deals through ``RunningStudio.shoes`` (a test, a person)
@@ -92,7 +93,9 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
             with sessions() as session:
                 exists = session.get(GameTable, table) is not None
             if not exists:  # outside the read: on SQLite every transaction holds the write lock
-                service.create_table(table, "THB", table_settings, game)
+                service.create_table(
+                    table, "THB", table_settings, game, allow_return_over_100=config.allow_return_over_100
+                )
         shoes: dict[str, VirtualShoe] = {}
 
         def start(target: Any, name: str) -> None:

@@ -2,7 +2,8 @@
 
 It is what a human dealer does at the table: read the console's next position, pull a card from
 the shoe (the pty simulator, so the card goes through the real serial driver and shoe daemon),
-and load a new deck when the console says the deck is low.
+and, when the console says the deck is low, run the rest of it through the shoe as burns (so the controller
+can reconcile the whole deck) and load a new one.
 """
 
 from __future__ import annotations
@@ -51,5 +52,7 @@ class SimulatedDealer:
         low = [alert for alert in view.get("alerts", []) if alert["kind"] == "deck_low"]
         if low and low[-1]["at"] != self._reloaded_for:
             self._reloaded_for = low[-1]["at"]
+            while self.cards:  # the rest of the deck through the shoe as burns: the controller counts every card
+                self.shoe.deal(self.cards.pop(), burn=True)
             self.cards = shuffled_deck(self.rng.randrange(1 << 30))
             self.shoe.new_deck()

@@ -35,11 +35,17 @@ def studio(database: Engine) -> Iterator[Studio]:
     clock = ManualClock()
     app = create_app(database, clock)
     players: PlayerService = app.state.services.players
-    tokens = {name: players.register(name, role) for name, role in [("op", "operator"), ("dealer", "dealer")]}
+    staff = [("op", "operator"), ("op2", "operator"), ("dealer", "dealer")]
+    tokens = {name: players.register(name, role) for name, role in staff}
     tokens |= {name: players.register(name) for name in ("ana", "binh", "chai")}
     with TestClient(app) as client:
         studio = Studio(app, client, clock, tokens)
-        assert client.post("/v1/operator/tables", json={"id": "t1"}, headers=studio.auth("op")).status_code == 201
+        assert (
+            client.post(
+                "/v1/operator/tables", json={"id": "t1", "allow_return_over_100": True}, headers=studio.auth("op")
+            ).status_code
+            == 201
+        )
         for index, name in enumerate(("ana", "binh", "chai")):
             response = studio.post("op", f"/v1/operator/players/{name}/deposit", {"amount": 10_000}, f"fund{index}")
             assert response.status_code == 200  # type: ignore[attr-defined]

@@ -217,7 +217,7 @@ def test_the_relay_fans_the_controller_state_out_without_a_database_read_per_cha
         relay.subscribed.wait(10)
         wait_until(publisher.is_connected, 10, "the publisher to connect")
         with TestClient(app) as client:
-            client.post("/v1/operator/tables", json={"id": table}, headers=operator)
+            client.post("/v1/operator/tables", json={"id": table, "allow_return_over_100": True}, headers=operator)
 
             def publish(n: int) -> None:
                 state = {"v": 1, "table_id": table, "round_id": f"{table}-1", "phase": "dealing", "n": n}
@@ -269,7 +269,7 @@ def console_api(
 
 def test_a_revoked_token_ends_its_open_dealer_stream(database: Engine, mqtt_url: str) -> None:
     with console_api(database, mqtt_url) as (relay, client, operator, dealer):
-        client.post("/v1/operator/tables", json={"id": "R1"}, headers=operator)
+        client.post("/v1/operator/tables", json={"id": "R1", "allow_return_over_100": True}, headers=operator)
         client.put("/v1/operator/tables/R1/dealers/pit", headers=operator)
         ended = stream_in_background(client, "/v1/tables/R1/dealer/stream", dealer)
         wait_until(lambda: len(relay.dealer.feed("R1").clients) == 1, 10, "the dealer's stream")
@@ -291,7 +291,7 @@ def test_a_dealer_sees_only_assigned_tables_and_an_unassigned_dealer_s_stream_en
 ) -> None:
     with console_api(database, mqtt_url) as (relay, client, operator, dealer):
         for table in ("S1", "S2"):
-            client.post("/v1/operator/tables", json={"id": table}, headers=operator)
+            client.post("/v1/operator/tables", json={"id": table, "allow_return_over_100": True}, headers=operator)
         assert client.put("/v1/operator/tables/S1/dealers/pit", headers=operator).json()["dealers"] == ["pit"]
         refused = client.get("/v1/tables/S2/dealer/stream?changes=1", headers=dealer)
         assert refused.status_code == 403 and refused.json()["code"] == "forbidden"
@@ -323,7 +323,7 @@ def test_under_uvicorn_frames_go_straight_to_each_connection_and_resume_by_id(da
     try:
         wait_until(lambda: server.started, 10, "uvicorn")
         with httpx.Client(base_url=base, timeout=10) as client:
-            client.post("/v1/operator/tables", json={"id": "U1"}, headers=operator)
+            client.post("/v1/operator/tables", json={"id": "U1", "allow_return_over_100": True}, headers=operator)
             round_id = client.post("/v1/operator/tables/U1/rounds", json={}, headers=operator).json()["round_id"]
             received: list[list[tuple[str, str]]] = []
 

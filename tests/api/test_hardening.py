@@ -23,7 +23,9 @@ def test_table_settings_the_ledger_or_the_clock_cannot_hold_are_refused(
     studio: Studio, settings: dict[str, int]
 ) -> None:
     response = studio.client.post(
-        "/v1/operator/tables", json={"id": "big", "settings": settings}, headers=studio.auth("op")
+        "/v1/operator/tables",
+        json={"id": "big", "settings": settings, "allow_return_over_100": True},
+        headers=studio.auth("op"),
     )
     assert response.status_code == 422 and response.json()["code"] == "invalid_settings"
     assert studio.client.get("/v1/tables").json() == [
@@ -58,7 +60,9 @@ def test_a_body_over_the_limit_is_refused_before_it_is_read(studio: Studio) -> N
         "/v1/operator/tables", content=chunks(), headers=studio.auth("op") | {"content-type": "application/json"}
     )
     assert streamed.status_code == 413 and streamed.json()["code"] == "body_too_large"
-    small = studio.client.post("/v1/operator/tables", json={"id": "t2"}, headers=studio.auth("op"))
+    small = studio.client.post(
+        "/v1/operator/tables", json={"id": "t2", "allow_return_over_100": True}, headers=studio.auth("op")
+    )
     assert small.status_code == 201
 
 

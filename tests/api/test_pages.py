@@ -22,11 +22,17 @@ from tests.support import wait_until
 
 
 def test_the_pages_and_their_scripts_are_served_and_unknown_tables_are_404(studio: Studio) -> None:
-    for path, marker in [("/", "Studio"), ("/console/t1", "Dealer console"), ("/overlay/t1", "Overlay")]:
+    for path, marker in [
+        ("/", "Studio"),
+        ("/console/t1", "Dealer console"),
+        ("/overlay/t1", "Overlay"),
+        ("/ops", "Operator · rounds"),
+    ]:
         response = studio.client.get(path)
         assert response.status_code == 200 and response.headers["content-type"].startswith("text/html"), path
         assert f"<title>{marker}</title>" in response.text
     assert "function follow(" in studio.client.get("/static/studio.js").text
+    assert "async function showRound(" in studio.client.get("/static/ops.js").text
     assert studio.client.get("/console/nope").json()["code"] == "not_found"
     assert studio.client.get("/overlay/nope").status_code == 404
     assert studio.client.get("/v1/tables").json() == [{"table_id": "t1", "game": "pokdeng", "currency": "THB"}]
@@ -60,7 +66,7 @@ def test_the_dealer_feed_relays_each_new_controller_view_and_ignores_junk(databa
         views.subscribed.wait(10)
         wait_until(publisher.is_connected, 10, "the publisher to connect")
         with TestClient(app) as client:
-            client.post("/v1/operator/tables", json={"id": table}, headers=operator)
+            client.post("/v1/operator/tables", json={"id": table, "allow_return_over_100": True}, headers=operator)
             client.put(f"/v1/operator/tables/{table}/dealers/pit", headers=operator)
             first = stream(client, f"/v1/tables/{table}/dealer/stream?changes=1", staff)
             assert first == [{"v": 1, "table_id": table, "waiting_for": "the round controller (no dealer view yet)"}]

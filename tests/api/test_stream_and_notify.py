@@ -38,7 +38,11 @@ def test_every_change_to_a_round_through_the_api_notifies_the_controller(databas
     players: PlayerService = app.state.services.players
     op = {"Authorization": f"Bearer {players.register('op', 'operator')}"}
     with TestClient(app) as client:
-        client.post("/v1/operator/tables", json={"id": "t9", "currency": "THB", "settings": {}}, headers=op)
+        client.post(
+            "/v1/operator/tables",
+            json={"id": "t9", "currency": "THB", "settings": {}, "allow_return_over_100": True},
+            headers=op,
+        )
         round_id = client.post("/v1/operator/tables/t9/rounds", json={}, headers=op).json()["round_id"]
         client.post(f"/v1/operator/rounds/{round_id}/close-betting", headers=op)
         client.post(f"/v1/operator/rounds/{round_id}/cards", json={"card": "AS"}, headers=op)

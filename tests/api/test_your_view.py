@@ -26,7 +26,11 @@ def test_the_table_tells_the_page_its_chips_and_stream_and_checks_them(studio: S
     assert table["game"] == "pokdeng" and table["settings"]["min_stake"] == 1
     assert table["page"] == {"chips": [1, 2, 5, 10, 20, 50], "stream_url": ""}
     settings = {"min_stake": 10, "max_stake": 5_000, "chips": [10, 100, 1000], "stream_url": "https://cdn.local/t2"}
-    made = studio.client.post("/v1/operator/tables", json={"id": "t2", "settings": settings}, headers=studio.auth("op"))
+    made = studio.client.post(
+        "/v1/operator/tables",
+        json={"id": "t2", "settings": settings, "allow_return_over_100": True},
+        headers=studio.auth("op"),
+    )
     assert made.status_code == 201, made.text
     assert studio.client.get("/v1/tables/t2").json()["page"] == {
         "chips": [10, 100, 1000],
@@ -102,9 +106,11 @@ def test_history_lists_a_correction_of_a_settled_round_with_its_amount(studio: S
     assert before["phase"] == "settled", before
     # B's second card was 4S (6 points, a 7-point banker wins); the video shows 5S: 7 points, a tie.
     index = 5
-    fix = {"cards": {str(index): "5S"}, "video_ref": "cam1@00:01:02"}
-    response = studio.post("op", f"/v1/operator/rounds/{round_id}/recalculate", fix)
-    assert response.status_code == 200, response.text  # type: ignore[attr-defined]
+    fix = {"round_id": round_id, "action": "correct", "cards": {str(index): "5S"}, "video_ref": "cam1@00:01:02"}
+    proposed: Any = studio.post("op", "/v1/operator/proposals", fix)
+    assert proposed.status_code == 201, proposed.text
+    response: Any = studio.post("op2", f"/v1/operator/proposals/{proposed.json()['id']}/approve")
+    assert response.status_code == 200, response.text
     after = studio.client.get(f"/v1/history/{round_id}", headers=studio.auth("ana")).json()
     assert [c["kind"] for c in after["corrections"]] == ["adjustment"]
     assert (before["net"], after["net"]) == (-100, 0)

@@ -66,8 +66,8 @@ def browser() -> Iterator[Any]:
 def live(mqtt_url: str, tmp_path: Path) -> Iterator[RunningStudio]:
     table = f"w{uuid.uuid4().hex[:6]}"
     config = StudioConfig(
-        tables=(table,), run_dir=tmp_path, mqtt_url=mqtt_url, table_settings=WINDOWS, result_pause_ms=800,
-        dealer_pace=0.05,
+        tables=(table,), run_dir=tmp_path, mqtt_url=mqtt_url, allow_return_over_100=True, table_settings=WINDOWS,
+        result_pause_ms=800, dealer_pace=0.05,
     )  # fmt: skip
     with running_studio(config) as studio:
         stop = threading.Event()  # players bet, insure and decide: the windows keep the face-down card down a while

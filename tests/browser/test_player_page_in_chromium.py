@@ -19,6 +19,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from services.games.base import CardWanted
 from services.rounds import queries
 from services.rounds.models import Wager
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
@@ -56,8 +57,8 @@ new MutationObserver(() => {
 def live(mqtt_url: str, tmp_path: Path) -> Iterator[RunningStudio]:
     table = f"p{uuid.uuid4().hex[:6]}"
     config = StudioConfig(
-        tables=(table,), run_dir=tmp_path, mqtt_url=mqtt_url, table_settings=SETTINGS, result_pause_ms=60_000,
-        simulated_dealers=False,
+        tables=(table,), run_dir=tmp_path, mqtt_url=mqtt_url, allow_return_over_100=True, table_settings=SETTINGS,
+        result_pause_ms=60_000, simulated_dealers=False,
     )  # fmt: skip
     with running_studio(config) as studio:
         yield studio
@@ -100,7 +101,11 @@ def deal(live: RunningStudio, code: str) -> None:
     def state() -> dict[str, Any]:
         return queries.current_round(live.service, table)
 
-    wait_until(lambda: "next_card" in state(), 30, f"the round to ask for a card ({code} next)")
+    def console_asks() -> bool:  # the dealer deals when the console (the controller's view) asks, as at a table
+        current = live.controller.writer.tables[table].current
+        return current is not None and isinstance(current.expecting, CardWanted)
+
+    wait_until(lambda: "next_card" in state() and console_asks(), 30, f"the round to ask for a card ({code} next)")
     dealt = sum(len(hand["cards"]) for hand in state()["hands"].values())
     live.shoes[table].deal(code)
     wait_until(lambda: sum(len(h["cards"]) for h in state()["hands"].values()) > dealt, 15, f"{code} to be dealt")
@@ -213,9 +218,13 @@ def test_a_player_bets_insures_decides_and_sees_the_result_the_database_has(
     banker = " ".join(as_text(code) for code in state["hands"]["banker"]["cards"])
     assert "Banker " + banker in ana.inner_text(f"#history li[data-round='{round_id}']")
 
-    # the video shows C's third card was 5D, not 9D: an operator corrects it and ana's history says so
-    fix = {"cards": {"8": "5D"}, "video_ref": "cam1@00:00:42"}
-    response = httpx.post(f"{live.api_url}/v1/operator/rounds/{round_id}/recalculate", json=fix, headers=staff)
+    # the video shows C's third card was 5D, not 9D: an operator proposes the correction, a second approves it, and
+    # ana's history says so
+    fix = {"round_id": round_id, "action": "correct", "cards": {"8": "5D"}, "video_ref": "cam1@00:00:42"}
+    response = httpx.post(f"{live.api_url}/v1/operator/proposals", json=fix, headers=staff)
+    assert response.status_code == 201, response.text
+    second = {"Authorization": f"Bearer {live.players.register('shift-boss', 'operator')}"}
+    response = httpx.post(f"{live.api_url}/v1/operator/proposals/{response.json()['id']}/approve", headers=second)
     assert response.status_code == 200, response.text
     corrected = queries.history(live.service, "ana", None, 1)[0]
     assert corrected["net"] - history["net"] == corrected["corrections"][0]["amount"] == 100  # C: 8 beats 6

@@ -1,6 +1,18 @@
-import pytest
+from collections import Counter
 
-from services.cards import FULL_DECK, Card, DeckTracker, DuplicateCardError, InvalidCardCodeError, parse_cards
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from services.cards import (
+    FULL_DECK,
+    Card,
+    DeckCount,
+    DeckTracker,
+    DuplicateCardError,
+    InvalidCardCodeError,
+    parse_cards,
+)
 
 
 @pytest.mark.parametrize(
@@ -60,3 +72,31 @@ def test_deck_tracker_knows_when_a_round_cannot_finish() -> None:
     deck = DeckTracker(FULL_DECK[:41])
     assert deck.remaining == 11
     assert deck.can_deal(11) and not deck.can_deal(12)
+
+
+@given(st.permutations(FULL_DECK), st.integers(0, 52), st.lists(st.integers(0, 51), max_size=4))
+def test_a_deck_reconciles_missing_and_doubled_cards_exactly(
+    deck: list[Card], dealt_count: int, again: list[int]
+) -> None:
+    """Cards dealt or burned, then some scanned again (refused): whatever was never seen is missing, whatever was seen
+    more than once is doubled, and nothing else."""
+    tracker = DeckTracker()
+    dealt = deck[:dealt_count]
+    for card in dealt:
+        tracker.record(card)
+    for index in again:
+        tracker.note_refused(deck[index])
+    count = tracker.reconcile()
+    seen = Counter([*dealt, *(deck[index] for index in again)])
+    assert set(count.missing) == set(FULL_DECK) - set(seen)
+    assert set(count.doubled) == {card for card, times in seen.items() if times > 1}
+    assert count.seen == dealt_count + len(again)
+    assert count.clean == (dealt_count == 52 and not again)
+    assert tracker.touched == bool(dealt or again)
+    tracker.shuffle()
+    assert not tracker.touched and len(tracker.reconcile().missing) == 52
+
+
+def test_a_whole_deck_reconciles_clean() -> None:
+    assert DeckTracker(FULL_DECK).reconcile() == DeckCount(52, (), ())
+    assert DeckTracker(FULL_DECK).reconcile().clean

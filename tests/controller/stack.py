@@ -45,7 +45,7 @@ class Studio:
         self.service = RoundService(session_factory(database))
         self.wallets = WalletService(session_factory(database), "THB")
         self.players = PlayerService(session_factory(database))
-        self.service.create_table(self.table, "THB", windows, game)
+        self.service.create_table(self.table, "THB", windows, game, allow_return_over_100=True)
         self.sim = VirtualShoe("monitor", directory / "pty")
         self.key = new_key(self.shoe_id)  # the shoe signs; the controller holds the key
         config = ShoeConfig(

@@ -44,7 +44,7 @@ class KilledStudio:
         self.url, self.database_url, self.directory = url, database_url, directory
         self.service = RoundService(session_factory(engine))
         self.wallets = WalletService(session_factory(engine), "THB")
-        self.service.create_table(self.table, "THB", WINDOWS)
+        self.service.create_table(self.table, "THB", WINDOWS, allow_return_over_100=True)
         for player in ("ana", "binh"):
             PlayerService(session_factory(engine)).register(player)
             self.wallets.deposit(player, 10_000, f"fund-{player}", "test")

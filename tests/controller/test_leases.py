@@ -63,7 +63,7 @@ def test_a_dead_holders_table_is_taken_over_and_its_late_writes_are_fenced(
     database: Engine, sessions: sessionmaker[Session]
 ) -> None:
     service = RoundService(sessions)
-    service.create_table("T1", "THB")
+    service.create_table("T1", "THB", allow_return_over_100=True)
     first, second = Leases(sessions, "first", ttl=TTL), Leases(sessions, "second", ttl=TTL)
     first.try_acquire("T1")
     service.fence = first.fence

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+import cv2
+import numpy as np
 import pytest
 from sqlalchemy import Engine, select
 
@@ -18,14 +21,17 @@ from services.db import session_factory
 from services.games.pokdeng import AwaitingCard, AwaitingDecision, Phase, Position, Side
 from services.games.pokdeng.port import POKDENG
 from services.ledger.wallets import WalletService
+from services.rounds import audit, decks, queries
 from services.rounds.clock import ManualClock, aware
 from services.rounds.engines import load
-from services.rounds.errors import RoundError
+from services.rounds.errors import RoundError, TableHeldError
 from services.rounds.models import Round
 from services.rounds.pokdeng import Bet, pokdeng
+from services.rounds.proposals import Origin
 from services.rounds.service import RoundService
 from tests.support import engine_of
 
+DECK = [rank + suit for suit in "SHDC" for rank in "A23456789TJQK"]
 WINDOWS = {"betting_window_ms": 10_000, "insurance_window_ms": 5_000, "decision_window_ms": 5_000}
 SHOE = "t1-shoe"
 
@@ -35,7 +41,7 @@ class Table:
         self.clock = ManualClock()
         self.service = RoundService(session_factory(database), self.clock)
         self.wallets = WalletService(session_factory(database), "THB")
-        self.service.create_table("t1", "THB", WINDOWS)
+        self.service.create_table("t1", "THB", WINDOWS, allow_return_over_100=True)
         self.views: list[tuple[str, dict[str, Any]]] = []
         self.seq = 0
         self.controller = self.new_controller()
@@ -48,13 +54,16 @@ class Table:
         controller.recover()
         return controller
 
-    def message(self, card: str, burn: bool = False, shoe: str = SHOE, seq: int | None = None) -> ShoeCard:
-        """The shoe's next message (or a message sent again: ``seq``)."""
+    def message(
+        self, card: str, burn: bool = False, shoe: str = SHOE, seq: int | None = None, crop: bytes = b""
+    ) -> ShoeCard:
+        """The shoe's next message (or a message sent again: ``seq``); with ``crop``, a camera's."""
         if seq is None:
             self.seq += 1
         return ShoeCard(
             shoe_id=shoe, boot_id="b1", seq=seq or self.seq, ts="2026-12-03T00:00:00+00:00", video_tc="00:00:00:00",
-            deck=0, card=card, burn=burn, source="serial", confidence=1.0, raw=card,
+            deck=0, card=card, burn=burn, source="camera" if crop else "serial", confidence=1.0, raw=card,
+            crop=base64.b64encode(crop).decode() if crop else None,
         )  # fmt: skip
 
     def scan(self, *cards: str) -> None:
@@ -76,6 +85,12 @@ class Table:
         pokdeng(self.service).place_bets("binh", round_id, [Bet(Side.PLAYER, Position.B, 50)], "k2")
         self.tick(seconds=10)
         return round_id
+
+    def new_deck(self) -> None:
+        self.seq += 1
+        self.controller.on_shoe(
+            ShoeNewDeck(shoe_id=SHOE, boot_id="b1", seq=self.seq, ts="t", video_tc="00:00:00:00", deck=1, raw="")
+        )
 
     def journal(self) -> list[tuple[str | None, str]]:
         with self.service.sessions() as session:
@@ -252,6 +267,39 @@ def test_decision_windows_time_out_seat_by_seat_and_the_round_settles_in_the_led
         assert current.finished_at is not None and list(current.cards) == load(session, stored, POKDENG).cards
 
 
+def test_a_players_recall_of_an_ended_round_has_its_burn_cards_and_a_voids_reason(table: Table) -> None:
+    round_id = table.open_with_bets()
+    table.scan("2H", "4H")
+    table.controller.on_shoe(table.message("JD", burn=True))  # burned while the round is dealt
+    table.controller.on_shoe(table.message("QH", shoe="t2-shoe"))  # maybe t2's face-down card: never named
+    table.scan("6H", "8D", "3H", "5H", "7H", "9C")
+    assert queries.round_detail(table.service, "ana", round_id)["burns"] == []  # not while it is being dealt
+    live = audit.round_audit(table.service, round_id)  # the operator's record, while the round is dealt
+    assert [(row["card"], row["disposition"]) for row in live["shoe"]] == [
+        ("2H", "dealt"), ("4H", "dealt"), (None, "burn"), (None, "refused"), ("6H", "dealt"), ("8D", "dealt"),
+        ("3H", "dealt"), ("5H", "dealt"), ("7H", "dealt"), (None, "dealt"),  # 9C: the banker's face-down card
+    ]  # fmt: skip
+    assert "9C" not in json.dumps(live) and "QH" not in json.dumps(live) and "JD" not in json.dumps(live)
+    first = live["shoe"][0]  # the evidence of each read: its source, confidence and the device's raw bytes
+    assert (first["source"], first["confidence"], first["raw"]) == ("serial", 1.0, "2H")
+    assert [(c["index"], c["card"], c["position"]) for c in live["cards"]] == [
+        (0, "2H", "A"), (1, "4H", "B"), (2, "6H", "C"), (3, "8D", "banker"),
+        (4, "3H", "A"), (5, "5H", "B"), (6, "7H", "C"), (7, None, None),
+    ]  # fmt: skip
+    table.clock.advance(seconds=1)
+    table.service.void(round_id, "dealing error on the video", "pit-boss")
+    table.clock.advance(seconds=1)
+    table.tick(seconds=0)
+    table.controller.on_shoe(table.message("QD", burn=True))  # after the round: not part of it
+    recall = queries.round_detail(table.service, "ana", round_id)
+    assert recall["burns"] == [{"card": "JD", "video_tc": "00:00:00:00"}]
+    assert recall["void_reason"] == "dealing error on the video" and recall["phase"] == "void"
+    ended = audit.round_audit(table.service, round_id)
+    assert ended["cards"][7] == {"index": 7, "card": "9C", "position": "banker"}
+    assert "9C" in json.dumps(ended) and "JD" in json.dumps(ended)
+    assert "QH" not in json.dumps(ended)  # another shoe's card stays unnamed, its raw bytes too
+
+
 def test_the_next_deadline_is_the_open_window_or_the_end_of_the_result_pause(table: Table) -> None:
     assert table.controller.next_deadline() == DUE  # no round yet: open one now
     table.tick(seconds=0)
@@ -283,10 +331,10 @@ def test_no_round_opens_when_the_deck_cannot_finish_it_until_a_new_deck(table: T
         table.controller.on_shoe(table.message(card, burn=True))
     table.tick(seconds=0)
     assert table.controller.current is None
-    assert table.alerts()[-1] == "11 cards left: load a new deck before the next round"
-    table.seq += 1
-    new_deck = ShoeNewDeck(shoe_id=SHOE, boot_id="b1", seq=table.seq, ts="t", video_tc="00:00:00:00", deck=1, raw="")
-    table.controller.on_shoe(new_deck)
+    assert table.alerts()[-1] == "11 cards left: run them through the shoe as burns, then load a new deck"
+    for card in deck[41:]:  # the dealer runs the rest of the deck through the shoe as burns, then loads a new one
+        table.controller.on_shoe(table.message(card, burn=True))
+    table.new_deck()
     table.tick(seconds=0)
     assert table.controller.current is not None and table.controller.current.phase == Phase.BETTING
     assert table.controller.deck.remaining == 52
@@ -295,8 +343,142 @@ def test_no_round_opens_when_the_deck_cannot_finish_it_until_a_new_deck(table: T
         table.controller.on_shoe(table.message(card, burn=True))
     table.controller.current = None
     table.controller.tick(table.clock.advance(seconds=1))  # no re-read: keep the test's "no current round"
-    assert table.alerts()[-1] == "7 cards left: load a new deck before the next round"
+    assert table.alerts()[-1] == "7 cards left: run them through the shoe as burns, then load a new deck"
     assert table.controller.counters["alerts_deck_low"] == 2
+
+
+def test_a_deck_run_out_whole_is_reported_whole_and_the_table_deals_on(table: Table) -> None:
+    """Every card that left the shoe counts, a refused one too (scanned while no round wanted it)."""
+    table.scan(DECK[0])  # no round yet: refused, but it left the shoe
+    for card in DECK[1:]:
+        table.controller.on_shoe(table.message(card, burn=True))
+    table.new_deck()
+    assert [(r["status"], r["seen"], r["missing"], r["doubled"]) for r in reports(table)] == [("ok", 52, [], [])]
+    table.tick(seconds=0)
+    assert table.controller.current is not None and table.controller.current.phase == Phase.BETTING
+
+
+def test_a_deck_missing_a_card_holds_the_table_until_an_operator_acknowledges(table: Table) -> None:
+    for card in DECK[:51]:
+        table.controller.on_shoe(table.message(card, burn=True))
+    table.new_deck()  # KC never left the shoe
+    assert table.alerts()[-1].startswith("deck not whole: 1 missing, 0 seen twice: the table is held")
+    assert table.views[-1][1]["held"] == table.alerts()[-1]  # the console says why it stops
+    [report] = reports(table)
+    assert (report["status"], report["seen"], report["missing"], report["doubled"]) == ("held", 51, ["KC"], [])
+    assert (report["missing_count"], report["doubled_count"]) == (1, 0)
+    table.tick(seconds=5)
+    assert table.controller.current is None, "no round opens on a held table"
+    with pytest.raises(TableHeldError, match=f"deck report #{report['id']}"):
+        table.service.open_round("t1")  # nor by hand
+    table.controller = table.new_controller()  # a restart remembers the hold
+    assert table.controller.held == report["id"] and "1 missing" in table.controller.held_why
+    with pytest.raises(RoundError, match="say what the count found"):
+        decks.acknowledge(table.service, report["id"], " ", Origin("pit", "10.0.0.9"))
+    acknowledged = decks.acknowledge(table.service, report["id"], "KC found under the shoe", Origin("pit", "10.0.0.9"))
+    assert acknowledged["acknowledged"] | {"at": None} == {
+        "by": "pit", "from": "10.0.0.9", "note": "KC found under the shoe", "at": None
+    }  # fmt: skip
+    with pytest.raises(RoundError, match="nothing to acknowledge"):
+        decks.acknowledge(table.service, report["id"], "again", Origin("pit", "10.0.0.9"))
+    assert table.controller.next_deadline() is not None  # it looks again for the acknowledgement by itself
+    table.tick(seconds=2)
+    assert table.controller.current is not None and table.controller.current.phase == Phase.BETTING
+    assert table.alerts()[-2:] == [
+        f"deck report #{report['id']} acknowledged by pit",
+        "every deck report acknowledged: rounds resume",
+    ]
+
+
+def test_a_table_held_by_two_decks_deals_again_only_when_both_are_acknowledged(table: Table) -> None:
+    for _deck in range(2):  # two decks in a row end a card short
+        for card in DECK[:51]:
+            table.controller.on_shoe(table.message(card, burn=True))
+        table.new_deck()
+    first, second = sorted(report["id"] for report in reports(table))
+    pit = Origin("pit", "10.0.0.9")
+    decks.acknowledge(table.service, second, "KC found", pit)
+    table.tick(seconds=3)
+    assert table.controller.current is None and table.controller.held == first
+    assert f"deck report #{first}" in table.views[-1][1]["held"]
+    decks.acknowledge(table.service, first, "KC found too", pit)
+    table.tick(seconds=3)
+    assert table.controller.current is not None and table.controller.held is None
+
+
+def test_a_card_seen_twice_holds_the_table_and_a_face_down_one_is_never_named(table: Table) -> None:
+    table.open_with_bets()
+    table.scan("2H", "4H", "6H", "8D", "3H", "5H", "7H", "9C")  # 9C: the banker's face-down card
+    table.scan("9C")  # scanned again: a second 9C, or the same one put back — a human must look
+    table.new_deck()  # mid-round: the old deck is reconciled while 9C is still face down
+    # the dealer is told counts, never names (the 44 missing are the complement of the 8 dealt: naming them names 9C)
+    assert table.alerts()[-1].startswith("deck not whole: 44 missing, 1 seen twice: the table is held")
+    assert table.views[-1][1]["held"] == table.alerts()[-1] and "9C" not in json.dumps(table.views)
+    [report] = reports(table)
+    assert (report["status"], report["seen"], report["missing"], report["doubled"]) == ("held", 9, None, None)
+    assert (report["missing_count"], report["doubled_count"]) == (44, 1)
+    assert "9C" not in json.dumps(reports(table))
+    table.service.void(table.controller.current.round_id, "test", "pit")  # type: ignore[union-attr]
+    [ended] = reports(table)  # the round over, the report names its cards
+    assert ended["doubled"] == ["9C"] and len(ended["missing"]) == 44
+
+
+def test_a_camera_cards_crop_is_kept_and_shown_only_once_its_card_may_be(table: Table) -> None:
+    table.open_with_bets()
+    crops = {}
+    for code in ("2H", "4H", "6H", "8D", "3H", "5H", "7H", "9C"):  # 9C: the banker's face-down card
+        crops[code] = cv2.imencode(".jpg", np.full((60, 40, 3), len(crops) * 20, np.uint8))[1].tobytes()
+        table.controller.on_shoe(table.message(code, crop=crops[code]))
+    live = audit.round_audit(table.service, table.controller.current.round_id)  # type: ignore[union-attr]
+    urls = [row["crop_url"] for row in live["shoe"]]
+    assert all(urls[:7]) and urls[7] is None  # the face-down card's crop is not offered while it is down
+    ids = [int(url.rsplit("/", 1)[1]) for url in urls[:7]]
+    assert [audit.evidence(table.service, i) for i in ids] == [
+        crops[c] for c in ("2H", "4H", "6H", "8D", "3H", "5H", "7H")
+    ]
+    with table.service.sessions() as session:
+        down = session.scalar(select(ShoeJournal.id).where(ShoeJournal.card == "9C"))
+    assert down is not None
+    with pytest.raises(RoundError, match="may not be shown now"):
+        audit.evidence(table.service, down)
+    table.service.void(live["round_id"], "test", "pit")
+    assert audit.evidence(table.service, down) == crops["9C"]  # the round ended: everything is shown
+
+
+def test_a_forgery_in_the_shoes_name_does_not_make_a_restarted_controller_skip_the_real_message(
+    table: Table,
+) -> None:
+    """Found by the simulation: a forged card copying the real shoe's next stamp was journaled (refused), and after a
+    restart the controller resumed the feed after it — the real card with that seq was never taken."""
+    table.scan("2H")
+    forged = table.message("3H")  # seq 2, as the real shoe's next message will be
+    table.controller.on_untrusted(forged, "signed with a key this table does not hold")
+    table.seq -= 1
+    assert table.controller.next_seq() == 2
+    assert table.new_controller().next_seq() == 2, "the real message 2 is still wanted after a restart"
+
+
+def reports(table: Table) -> list[dict[str, Any]]:
+    return decks.reports(table.service, decks.DecksQuery(table="t1"))
+
+
+def test_a_restarted_controller_shows_the_rounds_refusals_again_without_naming_a_face_down_card(table: Table) -> None:
+    """Found by the simulation: a dealer whose card was refused just before a restart lost the alert, and so
+    never knew to deal another — the round waited for ever."""
+    table.open_with_bets()
+    table.scan("2C", "2C")  # the same card again: refused, named
+    table.clock.advance(seconds=1)
+    table.controller.on_shoe(table.message("QS", shoe="t2-shoe"))  # maybe t2's face-down card: not named
+    before = [(a["kind"], a["message"], a["card"]) for a in table.views[-1][1]["alerts"]]
+    table.views.clear()
+    table.new_controller()
+    dealer = [payload for view, payload in table.views if view == "dealer"][-1]
+    assert [(a["kind"], a["message"], a["card"]) for a in dealer["alerts"]] == before
+    assert before == [
+        ("refused_card", "card 2C was already dealt from this deck", "2C"),
+        ("refused_card", "a card from shoe t2-shoe, not this table's shoe", None),
+    ]
+    assert dealer["alerts"][0]["at"] < dealer["alerts"][1]["at"]  # when each was refused, on the table's clock
 
 
 def test_a_restarted_controller_resumes_the_round_the_deck_and_the_shoe_feed(table: Table) -> None:

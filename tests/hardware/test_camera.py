@@ -13,15 +13,16 @@ import numpy as np
 import pytest
 
 from hardware.camera import (
+    CalibrationError,
     CameraReader,
     CardSeen,
     Confirmer,
     Detection,
-    RecognitionError,
     Recognizer,
     Templates,
     calibrate,
     calibrate_dir,
+    self_check,
 )
 from hardware.sim.camera import FELTS, HEAVY, STYLES, Scene, SyntheticCamera, calibration_photos, render
 from services.cli import main
@@ -107,22 +108,62 @@ def test_templates_survive_a_round_trip_through_a_file(templates: Templates, tmp
     assert sorted(d.card or "?" for d in Recognizer(loaded).recognize(image)) == sorted(p.code for p in placed)
 
 
-def test_calibration_from_a_folder_names_what_is_missing_or_unreadable(tmp_path: Path) -> None:
+def test_calibration_names_every_photo_it_cannot_use_at_once(tmp_path: Path) -> None:
+    """Several bad photos in one folder: each is named with why, in one error (not the first only)."""
     photos = calibration_photos(seed=3)
-    for code, photo in list(photos.items())[:50]:
-        cv2.imwrite(str(tmp_path / f"{code}.jpg"), photo)
-    with pytest.raises(RecognitionError, match=r"missing \['QC', 'KC'\]|missing \['KC', 'QC'\]"):
+    for code, photo in photos.items():
+        if code not in ("QC", "KC"):
+            cv2.imwrite(str(tmp_path / f"{code}.jpg"), photo)
+    (tmp_path / "QC.png").write_bytes(b"not an image")  # unreadable: said once, not also as "no photo"
+    table, _nothing = render([], Scene(felt=FELTS["green"]), seed=1)
+    cv2.imwrite(str(tmp_path / "2H.jpg"), table)  # no card in it: only the table
+    two = np.concatenate([photos["3S"], photos["4S"]], axis=1)
+    cv2.imwrite(str(tmp_path / "3S.jpg"), two)  # two cards
+    cv2.imwrite(str(tmp_path / "5D.jpg"), cv2.GaussianBlur(photos["5D"], (0, 0), 9))  # far too soft
+    cv2.imwrite(str(tmp_path / "as.png"), photos["AS"])  # AS a second time
+    (tmp_path / "notes.txt").write_text("deck bought in Bangkok")
+    with pytest.raises(CalibrationError) as raised:
         calibrate_dir(tmp_path)
-    (tmp_path / "QC.png").write_bytes(b"not an image")
-    with pytest.raises(RecognitionError, match="QC.png: not a readable image"):
-        calibrate_dir(tmp_path)
+    said = {problem.photo: problem.why for problem in raised.value.problems}
+    assert said.pop("KC") == "no photo of this card"
+    assert said.pop("QC.png") == "not a readable image"
+    assert said.pop("2H.jpg") == "no card found in the photo"
+    assert said.pop("3S.jpg").startswith("2 cards found")
+    assert said.pop("5D.jpg").startswith("too blurred")
+    assert said.pop("as.png") == "a second photo of AS (also AS.jpg)"
+    assert said.pop("notes.txt").startswith("not a photo")
+    assert said == {}, said
+
+
+def test_a_clean_calibration_reads_every_photo_back_with_its_margin(templates: Templates) -> None:
+    readings = self_check(templates, calibration_photos())
+    assert sorted(readings) == sorted(DECK)
+    assert all(reading.card == code for code, reading in readings.items())
+    assert all(reading.runner_up not in (None, code) and reading.margin > 0 for code, reading in readings.items())
 
 
 def test_the_cli_calibrates_from_photos_and_prints_the_cards_it_sees(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["cards", "sim-deck", str(tmp_path / "deck")]) == 0
+    (tmp_path / "deck" / "Thumbs.db").write_bytes(b"\0")
+    (tmp_path / "deck" / "7H.png").write_bytes(b"")
+    assert main(["cards", "calibrate", str(tmp_path / "deck"), "--out", str(tmp_path / "t.npz")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].endswith("2 problem(s) in " + str(tmp_path / "deck") + ":")
+    assert sorted(line.strip() for line in err[1:]) == [
+        "7H.png: not a readable image", "Thumbs.db: not a photo (.jpg, .jpeg, .png, .bmp, .webp)"
+    ]  # fmt: skip
+    assert not (tmp_path / "t.npz").exists(), "nothing is written from a set with problems"
+    (tmp_path / "deck" / "Thumbs.db").unlink()
+    main(["cards", "sim-deck", str(tmp_path / "deck")])  # 7H again
+    capsys.readouterr()
     assert main(["cards", "calibrate", str(tmp_path / "deck"), "--out", str(tmp_path / "t.npz")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    checked = {line.split()[0]: line.split() for line in out[1:-1]}
+    assert sorted(checked) == sorted(DECK) and all(row[1] == code for code, row in checked.items())
+    summary = json.loads(out[-1])
+    assert summary["cards"] == 52 and summary["weakest"]["margin"] > 0
     image, _placed = render(["AS", "7D"], Scene(style=STYLES["light"], felt=FELTS["red"]), seed=9)
     cv2.imwrite(str(tmp_path / "frame.jpg"), image)
     capsys.readouterr()

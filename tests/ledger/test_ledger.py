@@ -15,6 +15,7 @@ from services.ledger import (
     InsufficientFundsError,
     InvalidAmountError,
     Ledger,
+    Movement,
     StakeResult,
     settle_round,
 )
@@ -63,6 +64,19 @@ def test_a_withdrawal_beyond_the_wallet_is_refused_and_writes_nothing(sessions: 
     with sessions() as session:
         assert Ledger(session, THB).wallet("ana") == 100
         assert transfer_count(session) == 1
+
+
+def test_a_transfer_naming_an_account_that_does_not_exist_is_refused_and_writes_nothing(
+    sessions: sessionmaker[Session],
+) -> None:
+    """Transfers carry no foreign keys (migration 0013): the ledger itself refuses an id it did not lock and read."""
+    with sessions.begin() as session:
+        Ledger(session, THB).deposit("ana", 100)
+    with pytest.raises(InvalidAmountError, match="no account with id 999999"), sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        ledger.post(Movement(ledger.account(AccountKind.WALLET, "ana"), 999_999, 10, "stray"))
+    with sessions() as session:
+        assert Ledger(session, THB).wallet("ana") == 100 and transfer_count(session) == 1
 
 
 @pytest.mark.parametrize("amount", [0, -5, 1.5, "10"])
@@ -177,6 +191,27 @@ def test_a_raise_adds_a_second_hold_to_the_same_wager(sessions: sessionmaker[Ses
         assert_books_balance(session)
 
 
+@pytest.mark.parametrize(("net", "wallet"), [(-350, 650), (200, 1_200), (0, 1_000)])
+def test_each_hold_of_a_raised_wager_is_resolved_by_transfers_that_name_it(
+    sessions: sessionmaker[Session], net: int, wallet: int
+) -> None:
+    """A loss is taken from the holds in order, the rest of each released under its own id; a win releases both."""
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        ledger.deposit("ana", 1_000)
+        ledger.hold("ana", 300, "r1", "w1")
+        ledger.hold("ana", 150, "r1", "w1")
+        settle_round(ledger, "r1", [StakeResult("ana", "w1", net)])
+        assert ledger.wallet("ana") == wallet
+        holds: dict[int, int] = {row.id: row.amount for row in session.execute(select(Hold.id, Hold.amount))}
+        out_of_escrow: dict[int, int] = dict.fromkeys(holds, 0)
+        for hold_id, kind, amount in session.execute(select(Transfer.hold_id, Transfer.kind, Transfer.amount)):
+            if kind in ("loss", "release"):
+                out_of_escrow[hold_id] += amount
+        assert out_of_escrow == holds  # each hold left escrow exactly once, in full, under its own id
+        assert_books_balance(session)
+
+
 def test_void_returns_every_pending_hold_once(sessions: sessionmaker[Session]) -> None:
     with sessions.begin() as session:
         ledger = Ledger(session, THB)
@@ -226,3 +261,16 @@ def test_run_transaction_commits_and_rolls_back(sessions: sessionmaker[Session])
         run_transaction(sessions, failing)
     with sessions() as session:
         assert Ledger(session, THB).wallet("ana") == 5
+
+
+def test_transfers_written_in_bulk_keep_every_character_of_their_text(sessions: sessionmaker[Session]) -> None:
+    """On PostgreSQL transfers go by COPY in its text format: tabs, newlines, backslashes and NULLs survive."""
+    memo = "void: the dealer said \\N\tthen\r\n\\ left"
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        ledger.deposit("ana", 100, memo=memo)
+        ledger.request_key = "key\twith\\tab"
+        ledger.deposit("ana", 5)
+    with sessions() as session:
+        rows = session.execute(select(Transfer.memo, Transfer.request_key, Transfer.round_id).order_by(Transfer.id))
+        assert [tuple(row) for row in rows] == [(memo, None, None), ("", "key\twith\\tab", None)]

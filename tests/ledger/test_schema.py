@@ -6,7 +6,8 @@ from sqlalchemy import Engine
 
 import services.controller.models
 import services.ledger.models
-import services.rounds.models  # noqa: F401
+import services.rounds.models
+import services.wallet.models  # noqa: F401
 from services.db.base import Base
 
 

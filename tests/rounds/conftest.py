@@ -17,7 +17,7 @@ def clock() -> ManualClock:
 @pytest.fixture
 def service(sessions: sessionmaker[Session], clock: ManualClock) -> RoundService:
     service = RoundService(sessions, clock)
-    service.create_table("t1", "THB", {"commission_bps": 0})
+    service.create_table("t1", "THB", {"commission_bps": 0}, allow_return_over_100=True)
     return service
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.bus.feed import ShoeFeed
-from services.bus.messages import ShoeCard, ShoeNewDeck
+from services.bus.feed import ShoeFeed, ShoeInlet
+from services.bus.messages import ShoeCard, ShoeNewDeck, ShoeStatus, encode
 from services.shoe.timecode import VideoClock
 
 DECK = [rank + suit for suit in "SHDC" for rank in "A23456789TJQK"]
@@ -92,3 +92,44 @@ def test_a_message_of_an_earlier_run_sent_again_is_refused_and_does_not_reset_th
     assert feed.replays == 2
     assert [m.seq for m in feed.receive(card(6, boot="b2", minute=6))] == [6]  # the real feed goes on
     assert feed.gap() is None
+
+
+def status(first_seq: int, last_seq: int) -> bytes:
+    return encode(
+        ShoeStatus(shoe_id="s1", boot_id="b1", state="online", first_seq=first_seq, last_seq=last_seq, ts="2026-12-03")
+    )
+
+
+def test_a_table_with_nothing_journaled_starts_at_the_oldest_message_the_shoe_holds() -> None:
+    """Its first card on the wire was lost: the shoe's retained status says where to start, so it is asked for."""
+    inlet = ShoeInlet("s1", next_seq=None)
+    inlet.status(status(first_seq=1, last_seq=2))
+    assert inlet.card(encode(card(2))) == []  # held: seq 1 comes first
+    request = inlet.gap()
+    assert request is not None and (request.from_seq, request.to_seq) == (1, 1)
+    assert [event.seq for event, why in inlet.card(encode(card(1)))] == [1, 2]
+
+
+def test_a_status_does_not_move_a_feed_that_has_started() -> None:
+    inlet = ShoeInlet("s1", next_seq=5)
+    inlet.status(status(first_seq=1, last_seq=5))
+    assert inlet.feed.next_seq == 5
+    assert [event.seq for event, _ in inlet.card(encode(card(5)))] == [5]
+
+
+def test_a_start_taken_from_an_old_status_moves_up_to_what_the_shoe_still_holds() -> None:
+    """Found in review: a retained last will is as old as its daemon's connection; if the outbox has since dropped
+    those messages, the feed would wait for ever for a resend that cannot come."""
+    inlet = ShoeInlet("s1", next_seq=None)
+    inlet.status(status(first_seq=3, last_seq=9))  # the old last will
+    assert inlet.card(encode(card(8))) == [] and inlet.card(encode(card(9))) == []  # waiting for 3…7
+    assert [event.seq for event in inlet.status(status(first_seq=8, last_seq=9))] == [8, 9]  # the shoe holds 8 on
+    assert [event.seq for event, _ in inlet.card(encode(card(10)))] == [10]
+    inlet.status(status(first_seq=10, last_seq=10))
+    assert inlet.feed.next_seq == 11  # once messages were taken, a status never moves the start
+
+
+def test_a_feed_that_resumes_from_its_journal_ignores_the_shoes_first_seq() -> None:
+    inlet = ShoeInlet("s1", next_seq=4)
+    assert inlet.status(status(first_seq=9, last_seq=9)) == []
+    assert inlet.feed.next_seq == 4 and inlet.gap() is not None  # it asks for 4…9: the journal is the truth

@@ -40,3 +40,9 @@ def test_a_new_deck_keeps_the_previous_deck_for_resends_and_drops_older_acknowle
     box.append(make, new_deck=True)  # deck 2: deck 0 (acknowledged) goes
     assert [seq for seq, _ in box.between(1, 10)] == [2, 3, 4]
     assert box.deck == 2
+    assert box.first_seq == 2  # what a consumer with nothing yet starts at (its status says so)
+
+
+def test_an_empty_outbox_says_a_consumer_starts_at_its_next_seq(tmp_path: Path) -> None:
+    box = Outbox(tmp_path / "o.db")
+    assert (box.first_seq, box.last_seq) == (1, 0)

@@ -7,21 +7,13 @@ const table = tableFromPath();
 const TOKEN = "studio.play.token";
 const SEATS = ["A", "B", "C"];
 const SIDES = ["player", "banker"];
-const HAND_NAMES = { 2: "Tong", 3: "Straight flush", 4: "Straight", 5: "Three face cards" };
-const PHASES = { betting: "Place your bets", dealing: "Dealing", insurance: "Insurance", drawing: "Third cards",
-                 settled: "Result", void: "Round void" };
-// What a refusal means for the player, by the API's error code (the API's own message follows for the rest).
-const REFUSALS = {
-  betting_closed: "Betting has closed for this round. Your bet was not placed.",
-  insufficient_funds: "Not enough balance: a bet holds 3 × its stake until the round settles.",
-  invalid_wager: "That bet is not allowed here",
-  invalid_insurance: "That insurance is not available",
-  window_closed: "Too late: that window has closed.",
-  not_expected_now: "Not now: the round has moved on.",
-  not_your_decision: "That choice is not yours to make.",
-  idempotency_conflict: "That request was already used for something else; try again.",
-  unauthorized: "Your sign-in is no longer valid: sign in again.",
-};
+// The words (i18n.json keys): Pok Deng's hand ranks (1 is best), the phases, and what a refusal means for the
+// player by the API's error code (refusal.<code>, with the API's own message where it says {message}).
+const HAND_NAMES = { 2: "pokdeng.rank.2", 3: "pokdeng.rank.3", 4: "pokdeng.rank.4", 5: "pokdeng.rank.5" };
+const PHASES = { betting: "play.phase.betting", dealing: "play.phase.dealing", insurance: "play.phase.insurance",
+                 drawing: "play.phase.drawing", settled: "play.phase.settled", void: "play.phase.void" };
+const REFUSALS = ["betting_closed", "insufficient_funds", "invalid_wager", "invalid_insurance", "window_closed",
+                  "not_expected_now", "not_your_decision", "idempotency_conflict", "unauthorized"];
 
 let token = sessionStorage.getItem(TOKEN) || "";
 let info = null; // the table: currency, settings, chips, stream
@@ -47,7 +39,7 @@ function say(text, kind = "", code = "") {
 
 async function post(path, body, key) {
   try {
-    return await postJSON(path, body, token, key, () => say("Connection lost — retrying…", "refused", "retrying"));
+    return await postJSON(path, body, token, key, () => say(t("message.retrying"), "refused", "retrying"));
   } catch (error) {
     if (error.status === 401) showLogin(error.message);
     throw error;
@@ -56,15 +48,14 @@ async function post(path, body, key) {
 
 async function get(path) {
   const response = await fetch(path, { headers: { Authorization: "Bearer " + token }, cache: "no-store" });
-  if (response.status === 401) showLogin("sign in again");
+  if (response.status === 401) showLogin(t("login.again"));
   if (!response.ok) throw new Error(response.status + "");
   return response.json();
 }
 
 function refused(error) {
-  const plain = REFUSALS[error.code];
-  const text = !plain ? error.message : plain.endsWith(".") ? plain : plain + ": " + error.message;
-  say(text, "refused", error.code);
+  say(REFUSALS.includes(error.code) ? t("refusal." + error.code, { message: error.message }) : error.message,
+      "refused", error.code);
 }
 
 // ---- what the page shows -------------------------------------------------------------------
@@ -107,8 +98,8 @@ function renderSpots() {
     const pending = staged.get(side + ":" + seat) || 0;
     const other = taken && taken !== side;
     const spot = el("button", { type: "button", class: "spot " + side, "data-side": side, "data-seat": seat,
-                                title: other ? "One side per round: you are on the " + taken + " side" : "" },
-      el("span", { class: "label" }, side === "player" ? "Player " + seat : "Banker vs " + seat),
+                                title: other ? t("play.one_side." + taken) : "" },
+      el("span", { class: "label" }, t(side === "player" ? "play.spot.player" : "play.spot.banker", { seat })),
       el("span", { class: "stake" }, placed ? format(placed) : ""),
       el("span", { class: "staged" }, pending ? "+" + format(pending) : ""));
     spot.disabled = !open || other || !chip;
@@ -116,7 +107,7 @@ function renderSpots() {
     return spot;
   })));
   $("place").disabled = !open || staged.size === 0;
-  $("place").textContent = sending ? "Placing…" : "Place bets";
+  $("place").textContent = t(sending ? "play.placing" : "play.place");
   $("clear").disabled = sending || staged.size === 0;
 }
 
@@ -147,7 +138,7 @@ async function placeBets() {
       const others = (mine.you.wagers || []).filter((w) => !answer.wagers.some((a) => a.wager_id === w.wager_id));
       mine.you.wagers = [...others, ...answer.wagers.map((w) => ({ ...w, net: null }))];
     }
-    say("Bet placed: " + bets.map((b) => `${b.side} ${b.seat} ${format(b.stake)}`).join(", "), "ok", "placed");
+    say(t("play.placed", { bets: bets.map(betText).join(", ") }), "ok", "placed");
   } catch (error) {
     refused(error);
   }
@@ -155,6 +146,11 @@ async function placeBets() {
   slipKey = null;
   sending = false;
   render();
+}
+
+// A bet as the player reads it: "player A ฿100.00".
+function betText(bet) {
+  return t("play.bet." + bet.side, { seat: bet.seat, stake: format(bet.stake) });
 }
 
 function renderPrompt() {
@@ -166,26 +162,28 @@ function renderPrompt() {
   const closes = el("span", { class: "countdown" }, secondsLeft(view));
   if (you.decision && view.phase === "drawing") {
     const { seat, points, threshold } = you.decision;
-    const auto = points <= threshold ? "draws" : "stands";
     prompt.dataset.kind = "decision";
     prompt.replaceChildren(
-      el("strong", {}, `Seat ${seat} is yours to play: ${points} points. Draw a third card?`),
-      el("div", { class: "hint" }, "If time runs out (", closes, `) the seat ${auto} — your threshold is ${threshold}.`),
-      el("div", { class: "row" }, choiceButton(seat, "draw", "Draw"), choiceButton(seat, "stand", "Stand")));
+      el("strong", {}, t("play.decision", { seat, points })),
+      el("div", { class: "hint" }, ...I18N.nodes(points <= threshold ? "play.auto.draws" : "play.auto.stands",
+                                                  { closes, threshold })),
+      el("div", { class: "row" }, choiceButton(seat, "draw", t("play.draw")),
+         choiceButton(seat, "stand", t("play.stand"))));
     prompt.hidden = false;
     return;
   }
   if ((you.insurance_offer || []).length && view.phase === "insurance") {
     prompt.dataset.kind = "insurance";
     const buttons = you.insurance_offer.map((amount) => {
-      const button = el("button", { type: "button", "data-amount": amount }, "Insure " + format(amount));
+      const button = el("button", { type: "button", "data-amount": amount },
+                        t("play.insure", { amount: format(amount) }));
       button.disabled = busy;
       button.addEventListener("click", () => insure(amount));
       return button;
     });
     prompt.replaceChildren(
-      el("strong", {}, "The banker shows " + ((view.hands.banker || {}).cards || [])[0] + ": buy insurance?"),
-      el("div", { class: "hint" }, "Pays 1.2 to 1 if the banker has Pok; lost otherwise. Closes in ", closes),
+      el("strong", {}, t("play.insurance", { card: ((view.hands.banker || {}).cards || [])[0] })),
+      el("div", { class: "hint" }, ...I18N.nodes("play.insurance_hint", { closes })),
       el("div", { class: "row" }, ...buttons));
     prompt.hidden = false;
     return;
@@ -211,7 +209,7 @@ async function insure(amount) {
     const round = view.round_id;
     await post(`/v1/rounds/${encodeURIComponent(round)}/insurance`, { amount }, insureKey);
     if (mine.round_id === round) mine.you = { ...mine.you, insurance: amount, insurance_offer: [] };
-    say("Insured for " + format(amount), "ok", "insured");
+    say(t("play.insured", { amount: format(amount) }), "ok", "insured");
   } catch (error) {
     refused(error);
   }
@@ -227,7 +225,7 @@ async function decide(seat, choice) {
     await post(`/v1/rounds/${encodeURIComponent(view.round_id)}/decisions`, { seat, choice }, null);
     // the private stream may already have brought the next seat's choice: clear only the one made
     if (mine.you.decision && mine.you.decision.seat === seat) mine.you = { ...mine.you, decision: null };
-    say(`Seat ${seat}: ${choice}`, "ok", "decided");
+    say(t("play.decided." + choice, { seat }), "ok", "decided");
   } catch (error) {
     refused(error);
   }
@@ -236,8 +234,8 @@ async function decide(seat, choice) {
 }
 
 function handName(hand) {
-  if (hand.rank === 1) return "Pok " + hand.points;
-  return HAND_NAMES[hand.rank] || hand.points + " points";
+  if (hand.rank === 1) return t("pokdeng.pok", { points: hand.points });
+  return HAND_NAMES[hand.rank] ? t(HAND_NAMES[hand.rank]) : t("pokdeng.points", { points: hand.points });
 }
 
 function renderResult() {
@@ -245,30 +243,31 @@ function renderResult() {
   const result = view.result;
   if (!result || view.phase !== "settled") {
     box.hidden = view.phase !== "void";
-    box.replaceChildren(view.phase === "void" ? el("strong", {}, "Round void: every stake comes back.") : "");
+    box.replaceChildren(view.phase === "void" ? el("strong", {}, t("play.void")) : "");
     return;
   }
   const outcomes = result.outcomes || {};
   const lines = Object.entries(result.hands).map(([position, hand]) => {
-    const outcome = { seat: "seat wins", banker: "banker wins", tie: "tie" }[outcomes[position]] || "";
+    const outcome = ["seat", "banker", "tie"].includes(outcomes[position]) ? t("play.outcome." + outcomes[position])
+      : "";
     return el("div", { class: "hand-line", "data-position": position },
-      el("strong", {}, position === "banker" ? "Banker" : "Seat " + position),
+      el("strong", {}, positionName(position)),
       el("span", { class: "cards" }, ...hand.cards.map(cardNode)),
       el("span", { class: "name" }, `${handName(hand)} ×${hand.multiplier}`),
       el("span", { class: "outcome" }, outcome));
   });
   const net = current().net;
-  const children = [el("h2", {}, "Result"), ...lines];
+  const children = [el("h2", {}, t("play.result")), ...lines];
   if (net !== null && net !== undefined) {
     children.push(el("div", { class: "net " + (net >= 0 ? "plus" : "minus"), id: "net", "data-net": net },
-      "Your net this round: " + (net > 0 ? "+" : "") + format(net)));
+      t("play.net", { net: (net > 0 ? "+" : "") + format(net) })));
   }
   box.replaceChildren(...children);
   box.hidden = false;
 }
 
 function renderTable() {
-  $("phase").textContent = PHASES[view.phase] || view.phase || "Waiting for the first round";
+  $("phase").textContent = PHASES[view.phase] ? t(PHASES[view.phase]) : view.phase || t("play.waiting");
   $("timer").textContent = secondsLeft(view);
   $("hands").replaceChildren(handsNode(view));
   document.body.dataset.round = view.round_id || "";
@@ -288,16 +287,17 @@ async function loadHistory() {
   if (!rounds) return;
   $("history").replaceChildren(...rounds.map((round) => {
     const hands = Object.entries(round.hands || {}).map(([position, hand]) =>
-      (position === "banker" ? "Banker" : position) + " " + hand.cards.map(cardText).join(" ")).join(" · ");
-    const stakes = round.wagers.map((w) => `${w.side} ${w.seat} ${format(w.stake)}`).join(", ");
-    const net = round.net === null ? (round.phase === "void" ? "void — stakes returned" : round.phase)
-      : "net " + (round.net > 0 ? "+" : "") + format(round.net);
+      (position === "banker" ? t("hand.banker") : position) + " " + hand.cards.map(cardText).join(" ")).join(" · ");
+    const stakes = round.wagers.map(betText).join(", ");
+    const net = round.net === null
+      ? (round.phase === "void" ? t("play.history.void") : PHASES[round.phase] ? t(PHASES[round.phase]) : round.phase)
+      : t("play.history.net", { net: (round.net > 0 ? "+" : "") + format(round.net) });
     const item = el("li", { "data-round": round.round_id },
       el("div", {}, `#${round.number} · ${stakes} · `, el("strong", {}, net)),
       el("div", { class: "cards-line" }, hands));
     for (const fix of round.corrections || []) {
       item.append(el("div", { class: "hint", "data-correction": fix.amount },
-        `corrected ${fix.amount > 0 ? "+" : ""}${format(fix.amount)}: ${fix.memo}`));
+        t("play.history.corrected", { amount: (fix.amount > 0 ? "+" : "") + format(fix.amount), memo: fix.memo })));
     }
     return item;
   }));
@@ -312,7 +312,9 @@ function status(which, state, message) {
   if (which) links[which] = state;
   const online = links.public === "live" && links.mine === "live" && !networkDown;
   $("offline").hidden = online || (!links.public && !links.mine);
-  $("status").textContent = online ? "live" : networkDown ? "offline" : message || "reconnecting";
+  $("status").textContent = online ? t("status.live") : networkDown ? t("status.offline")
+    : state === "error" && message ? message : t("status.reconnecting"); // the server's words as it wrote them
+  $("status").title = online ? "" : message || "";
   $("status").className = "status " + (online ? "live" : state);
   if (state === "error" && /token/.test(message)) showLogin(message);
 }
@@ -355,7 +357,7 @@ async function start() {
   try {
     await get("/v1/me").then((me) => { $("threshold").value = String(me.threshold || 4); });
   } catch (error) {
-    showLogin("That token was not accepted.");
+    showLogin(t("login.refused"));
     return;
   }
   const headers = { Authorization: "Bearer " + token };
@@ -365,15 +367,15 @@ async function start() {
 }
 
 async function init() {
-  $("table").textContent = "Pok Deng · " + table;
-  document.title = "Pok Deng · " + table;
+  $("table").textContent = t("game.pokdeng") + " · " + table;
+  document.title = t("game.pokdeng") + " · " + table;
   try {
     info = await (await fetch(`/v1/tables/${encodeURIComponent(table)}`)).json();
   } catch (error) {
     info = null;
   }
   if (!info || !info.page) {
-    say("This table does not exist.", "refused", "not_found");
+    say(t("play.no_table"), "refused", "not_found");
     return;
   }
   format = moneyFormat(info.currency);
@@ -389,8 +391,7 @@ async function init() {
     return button;
   }));
   const { min_stake: low, max_stake: high } = info.settings;
-  $("limits").textContent = `Stake per bet ${format(low)}–${format(high)}. A bet holds 3 × its stake until the ` +
-    "round settles. Bet on the player side or the banker side, never both in one round.";
+  $("limits").textContent = t("play.limits", { low: format(low), high: format(high) });
   if (info.page.stream_url) {
     $("video").src = info.page.stream_url;
     $("video").hidden = false;
@@ -401,8 +402,7 @@ async function init() {
   $("threshold").addEventListener("change", async (event) => {
     const response = await fetch("/v1/me/threshold", { method: "PUT", body: JSON.stringify({ threshold:
       Number(event.target.value) }), headers: { "Content-Type": "application/json", Authorization: "Bearer " + token } });
-    say(response.ok ? "Threshold saved: it applies from the next round." : "The threshold was not saved.",
-        response.ok ? "ok" : "refused");
+    say(t(response.ok ? "play.threshold_saved" : "play.threshold_failed"), response.ok ? "ok" : "refused");
   });
   $("login").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -410,7 +410,7 @@ async function init() {
     sessionStorage.setItem(TOKEN, token);
     start();
   });
-  window.addEventListener("offline", () => { networkDown = true; status("", "offline", "offline"); });
+  window.addEventListener("offline", () => { networkDown = true; status("", "offline", ""); });
   window.addEventListener("online", () => { networkDown = false; status("", "live", ""); });
   setInterval(() => {
     $("timer").textContent = secondsLeft(view);
@@ -420,4 +420,4 @@ async function init() {
   if (token) start(); else showLogin("");
 }
 
-init();
+I18N.ready.then(init);

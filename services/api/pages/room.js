@@ -7,9 +7,12 @@
 const table = tableFromPath();
 const TOKEN = "studio.room.token";
 const SEATS = ["1", "2", "3", "4"];
-const PHASES = { seating: "Take a seat", dealing: "Dealing", arranging: "Arrange your chi", showdown: "Showdown",
-                 playing: "Playing", settled: "Result", void: "Round void" };
-const GAMES = { maubinh: "Mậu Binh", tienlen: "Tiến Lên" };
+const PHASES = ["seating", "dealing", "arranging", "showdown", "playing", "settled", "void"]; // room.phase.<phase>
+const GAMES = ["maubinh", "tienlen"];
+// A seat's state: data-state keeps these English words (tests and styles select on them); the text is translated.
+const STATES = { free: "room.state.free", left: "room.state.left", ready: "room.state.ready",
+                 "not ready": "room.state.not_ready", arranged: "room.state.arranged",
+                 "arranging…": "room.state.arranging", "to play": "room.state.to_play", passed: "room.state.passed" };
 
 let token = sessionStorage.getItem(TOKEN) || "";
 let format = (amount) => String(amount);
@@ -39,7 +42,7 @@ async function act(action, body, key = null) {
   render();
   try {
     return await postJSON(`/v1/rounds/${encodeURIComponent(view.round_id)}/${action}`, body, token, key,
-                          () => say("Connection lost — retrying…", "refused", "retrying"));
+                          () => say(t("message.retrying"), "refused", "retrying"));
   } catch (error) {
     say(error.message, "refused", error.code);
     if (error.status === 401) showLogin(error.message);
@@ -84,35 +87,52 @@ function seatNode(seat) {
     : (view.arranged || []).includes(seat) ? "arranged" : view.phase === "arranging" ? "arranging…" : "";
   const node = el("div", { class: "seat" + (seat === mySeat() ? " mine" : ""), "data-seat": seat,
                            "data-state": state },
-    el("strong", {}, "Seat " + seat + (seat === mySeat() ? " (you)" : "")), " ",
-    el("span", { class: "state" }, state));
+    el("strong", {}, t(seat === mySeat() ? "room.seat_you" : "room.seat", { seat })), " ",
+    el("span", { class: "state" }, stateText(state)));
   const hand = ((view.hands || {})[seat] || {}).cards || [];
   const own = seat === mySeat() && seatView ? ((seatView.hands || {})[seat] || {}).cards || [] : null;
   if (game === "tienlen") return tienlenSeat(node, seat, taken, hand);
   const chis = (view.chi || {})[seat];
   if (chis) {
     chis.forEach((chi, index) => node.append(el("div", { class: "chi-row", "data-chi": index + 1 },
-      el("span", { class: "label" }, "chi " + (index + 1)), ...chi.cards.map(small), el("span", { class: "name" }, chi.name.replaceAll("_", " ")))));
+      el("span", { class: "label" }, t("maubinh.chi", { n: index + 1 })), ...chi.cards.map(small),
+      el("span", { class: "name", "data-name": chi.name }, chiName(chi.name)))));
   } else if (hand.length) {
     node.append(el("div", { class: "chi-row" }, ...(own || hand).map(small)));
   }
   const units = ((view.result || {}).units || {})[seat];
   if (units !== undefined) {
     node.append(el("div", { class: "units " + (units >= 0 ? "plus" : "minus"), "data-units": units },
-      (units > 0 ? "+" : "") + units + " units (" + format(units * unit) + ")"));
+      unitsText(units)));
   }
   seatActions(node, seat, taken);
   return node;
 }
 
+function stateText(state) {
+  return STATES[state] ? t(STATES[state]) : state;
+}
+
+// A Mậu Binh chi's hand ("full_house") in the game's terms: "cù lũ".
+function chiName(name) {
+  return I18N.has("maubinh.hand." + name) ? t("maubinh.hand." + name) : name.replaceAll("_", " ");
+}
+
+// "+3 units (฿30.00)"
+function unitsText(units) {
+  return t("room.units", { units: (units > 0 ? "+" : "") + units, money: format(units * unit) });
+}
+
 function seatActions(node, seat, taken) {
   if (view.phase === "seating" && !taken && !mySeat()) {
-    node.append(button("Sit here", () => sit(seat), { "data-sit": seat }));
+    node.append(button(t("room.sit"), () => sit(seat), { "data-sit": seat }));
   }
   if (game !== "maubinh") return;
   if (view.phase === "seating" && seat === mySeat()) {
-    if (!(view.ready || []).includes(seat)) node.append(button("Ready", () => act("ready", {}), { "data-ready": seat }));
-    node.append(button("Leave", () => act("leave", {}), { "data-leave": seat }));
+    if (!(view.ready || []).includes(seat)) {
+      node.append(button(t("room.ready"), () => act("ready", {}), { "data-ready": seat }));
+    }
+    node.append(button(t("room.leave"), () => act("leave", {}), { "data-leave": seat }));
   }
 }
 
@@ -121,12 +141,13 @@ function seatActions(node, seat, taken) {
 function tienlenSeat(node, seat, taken, hand) {
   const state = !taken ? "free" : view.turn === seat ? "to play" : (view.passed || []).includes(seat) ? "passed" : "";
   node.dataset.state = state;
-  node.querySelector(".state").textContent = state + (taken && hand.length ? ` · ${hand.length} cards` : "");
+  node.querySelector(".state").textContent = stateText(state)
+    + (taken && hand.length ? " · " + t("tienlen.cards_left", { n: hand.length }) : "");
   const result = view.result;
   if (result && result.units && result.units[seat] !== undefined) {
     const units = result.units[seat];
     node.append(el("div", { class: "units " + (units >= 0 ? "plus" : "minus"), "data-units": units },
-      (units > 0 ? "+" : "") + units + " units (" + format(units * unit) + ")" + (result.winner === seat ? " — wins" : "")));
+      unitsText(units) + (result.winner === seat ? " — " + t("tienlen.wins") : "")));
   }
   seatActions(node, seat, taken);
   return node;
@@ -141,9 +162,11 @@ function renderTienlen() {
   if (!playing) return;
   const top = view.table || { cards: [] };
   $("top").replaceChildren(...top.cards.map(small), el("span", { class: "name" },
-    top.cards.length ? "by seat " + top.seat : view.turn ? `seat ${view.turn} leads` : ""));
+    top.cards.length ? t("tienlen.played_by", { seat: top.seat })
+      : view.turn ? t("tienlen.leads", { seat: view.turn }) : ""));
   $("chops").replaceChildren(...(view.chops || []).map((chop) => el("li", { "data-chop": chop.by },
-    `seat ${chop.by} chopped seat ${chop.chopped} with ${chop.cards.map(cardText).join(" ")}: ${chop.units} units`)));
+    t("tienlen.chop", { by: chop.by, chopped: chop.chopped, cards: chop.cards.map(cardText).join(" "),
+                        units: chop.units }))));
   for (const code of [...chosen]) if (!own.includes(code)) chosen.delete(code);
   $("cards").replaceChildren(...own.map((code) => {
     const node = cardNode(code);
@@ -162,12 +185,12 @@ async function play() {
   const cards = [...chosen];
   if (await act("play", { cards })) {
     chosen.clear();
-    say("Played " + cards.map(cardText).join(" "), "ok", "played");
+    say(t("tienlen.played", { cards: cards.map(cardText).join(" ") }), "ok", "played");
   }
 }
 
 async function passTurn() {
-  if (await act("pass", {})) say("You pass: out of this trick.", "ok", "passed");
+  if (await act("pass", {})) say(t("tienlen.passed"), "ok", "passed");
 }
 
 function small(code) {
@@ -187,7 +210,7 @@ async function sit(seat) {
   sitKey = sitKey || newKey(); // one seat per click, whatever retries it takes
   const answer = await act("sit", { seat }, sitKey);
   sitKey = null;
-  if (answer) say(`You sit at seat ${seat}: ${format(answer.held)} held for the hand.`, "ok", "seated");
+  if (answer) say(t("room.seated", { seat, held: format(answer.held) }), "ok", "seated");
 }
 
 function renderArrange() {
@@ -198,7 +221,7 @@ function renderArrange() {
   box.hidden = !open;
   if (!open) return;
   $("rows").replaceChildren(...rows.map((chi, row) => el("div", { class: "chi-row", "data-row": row + 1 },
-    el("span", { class: "label" }, "chi " + (row + 1)),
+    el("span", { class: "label" }, t("maubinh.chi", { n: row + 1 })),
     ...chi.map((code, index) => {
       const node = cardNode(code);
       if (picked && picked[0] === row && picked[1] === index) node.classList.add("picked");
@@ -225,18 +248,20 @@ function renderResult() {
   const units = seat && view.result ? view.result.units[seat] : undefined;
   box.hidden = units === undefined;
   if (units === undefined) return;
+  const n = Math.abs(units);
+  const key = "room.result." + (units >= 0 ? "won" : "paid") + (n === 1 ? "_one" : "");
   box.replaceChildren(el("div", { class: "net " + (units >= 0 ? "plus" : "minus"), id: "net", "data-units": units },
-    `You ${units >= 0 ? "won" : "paid"} ${Math.abs(units)} unit${Math.abs(units) === 1 ? "" : "s"} ` +
-    `(${format(Math.abs(units) * unit)}) this hand.`));
+    t(key, { n, money: format(n * unit) })));
 }
 
 function render() {
-  $("phase").textContent = PHASES[view.phase] || view.phase || "Waiting for the first hand";
+  $("phase").textContent = PHASES.includes(view.phase) ? t("room.phase." + view.phase)
+    : view.phase || t("room.waiting");
   $("timer").textContent = secondsLeft(view);
   const shuffle = view.shuffle;
-  $("shuffle").textContent = !shuffle ? "Dealt from the studio's shoe." : shuffle.deck
-    ? "Shuffle revealed — check it with studio verify: commitment " + shuffle.commitment
-    : "Dealt online from a committed shuffle: " + shuffle.commitment;
+  $("shuffle").textContent = !shuffle ? t("room.shoe") : shuffle.deck
+    ? t("room.shuffle_revealed", { commitment: shuffle.commitment })
+    : t("room.shuffle_committed", { commitment: shuffle.commitment });
   $("seats").replaceChildren(...SEATS.map(seatNode));
   const wallet = mine.wallet || {};
   if (wallet.balance !== undefined) {
@@ -258,7 +283,8 @@ function showLogin(message) {
 }
 
 function status(state, message) {
-  $("status").textContent = state === "live" ? "live" : message || state;
+  $("status").textContent = state === "error" ? message || t("status.error") : t("status." + state);
+  $("status").title = state === "offline" ? message : "";
   $("status").className = "status " + state;
   $("offline").hidden = state !== "offline";
   if (state === "error" && /token/.test(message)) showLogin(message);
@@ -269,7 +295,7 @@ async function start() {
   $("game").hidden = false;
   const me = await fetch("/v1/me", { headers: { Authorization: "Bearer " + token } });
   if (!me.ok) {
-    showLogin("That token was not accepted.");
+    showLogin(t("login.refused"));
     return;
   }
   follow(`/v1/tables/${encodeURIComponent(table)}/state/stream`, {}, (value) => {
@@ -287,20 +313,20 @@ async function start() {
 
 async function init() {
   const info = await (await fetch(`/v1/tables/${encodeURIComponent(table)}`)).json().catch(() => null);
-  if (!info || !GAMES[info.game]) {
-    say("This is not a room: no Mậu Binh or Tiến Lên table has that name.", "refused", "not_found");
+  if (!info || !GAMES.includes(info.game)) {
+    say(t("room.not_a_room"), "refused", "not_found");
     return;
   }
   game = info.game;
-  $("table").textContent = GAMES[game] + " · " + table;
-  document.title = GAMES[game] + " · " + table;
+  $("table").textContent = gameName(game) + " · " + table;
+  document.title = gameName(game) + " · " + table;
   $("play").addEventListener("click", play);
   $("pass").addEventListener("click", passTurn);
   format = moneyFormat(info.currency);
   unit = info.settings.unit;
   $("submit").addEventListener("click", async () => {
     const [chi1, chi2, chi3] = rows;
-    if (await act("arrange", { chi1, chi2, chi3 })) say("Arrangement submitted.", "ok", "arranged");
+    if (await act("arrange", { chi1, chi2, chi3 })) say(t("maubinh.submitted"), "ok", "arranged");
   });
   $("suggest").addEventListener("click", () => {
     if (seatView && seatView.suggestion) rows = seatView.suggestion.chi.map((chi) => chi.slice());
@@ -317,4 +343,4 @@ async function init() {
   if (token) start(); else showLogin("");
 }
 
-init();
+I18N.ready.then(init);

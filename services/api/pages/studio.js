@@ -1,5 +1,6 @@
 // Shared by the studio pages: reading a Server-Sent Events stream, drawing cards, hands and timers.
 // Game-agnostic: a game's view lists its ``hands`` (position -> {cards, points?}) in the order to draw them.
+// Its words come from i18n.js (``t``), loaded before it.
 "use strict";
 
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
@@ -24,21 +25,32 @@ function cardText(code) {
 function cardNode(code) {
   if (code === null || code === "received") {
     return el("span", { class: "card back", "data-card": code === null ? "hidden" : "received",
-                        title: code === null ? "face down" : "received, face down" });
+                        title: code === null ? t("card.face_down") : t("card.received") });
   }
   const red = code[1] === "H" || code[1] === "D";
   return el("span", { class: "card" + (red ? " red" : ""), "data-card": code }, cardText(code));
 }
 
+// A game's name in the page's language ("pokdeng" -> "Pok Deng").
+function gameName(game) {
+  return I18N.has("game." + game) ? t("game." + game) : game;
+}
+
+// A Pok Deng position as the players call it: "Banker", "Seat A".
+function positionName(position) {
+  return position === "banker" ? t("hand.banker") : /^[A-Z]$/.test(position) ? t("hand.seat", { seat: position })
+    : position;
+}
+
 function handNode(position, hand, outcome) {
-  const name = position === "banker" ? "Banker" : /^[A-Z]$/.test(position) ? "Seat " + position : position;
-  const points = hand.points === null || hand.points === undefined ? "" : hand.points + " pts";
+  const name = positionName(position);
+  const points = hand.points === null || hand.points === undefined ? "" : t("hand.pts", { points: hand.points });
   const node = el("div", { class: "hand", "data-position": position },
     el("div", { class: "name" }, name),
     el("div", { class: "cards" }, ...hand.cards.map(cardNode)),
     el("div", { class: "points" }, points));
   if (outcome) {
-    const text = { seat: "Seat wins", banker: "Banker wins", tie: "Tie" }[outcome] || outcome;
+    const text = ["seat", "banker", "tie"].includes(outcome) ? t("outcome." + outcome) : outcome;
     node.append(el("div", { class: "outcome " + outcome, "data-outcome": outcome }, text));
   }
   return node;
@@ -55,7 +67,7 @@ function handsNode(view) {
 function secondsLeft(view, now = Date.now()) {
   const closes = view.window_closes_at;
   if (!closes) return "";
-  return Math.max(0, Math.ceil((Date.parse(closes) - now) / 1000)) + " s";
+  return t("time.seconds", { n: Math.max(0, Math.ceil((Date.parse(closes) - now) / 1000)) });
 }
 
 // Follows a text/event-stream with fetch (so a bearer token can go in a header), reconnecting on loss, until
@@ -120,16 +132,16 @@ async function postJSON(path, body, token, key = null, onRetry = () => {}) {
       throw { code: answer.code || String(response.status), message: answer.message || response.statusText,
               status: response.status };
     }
-    if (!key || attempt >= 6) throw { code: "offline", message: "the studio could not be reached", status: 0 };
+    if (!key || attempt >= 6) throw { code: "offline", message: t("error.unreachable"), status: 0 };
     onRetry();
     await new Promise((resolve) => setTimeout(resolve, delay));
     delay = Math.min(delay * 2, 4000);
   }
 }
 
-// Amounts in minor units as the table's currency.
+// Amounts in minor units as the table's currency, written as the page's language writes them.
 function moneyFormat(currency) {
-  const money = new Intl.NumberFormat(undefined, { style: "currency", currency });
+  const money = new Intl.NumberFormat(I18N.locale, { style: "currency", currency });
   const digits = money.resolvedOptions().maximumFractionDigits;
   return (amount) => money.format(amount / 10 ** digits);
 }

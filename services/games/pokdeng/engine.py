@@ -9,7 +9,7 @@ runs the windows and reports their end (``close_betting``, ``close_insurance``, 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -432,3 +432,26 @@ class PokDengRound:
         self.result = settle_round(hands, self.wagers, self._insurance, self.settings.commission_bps, early)
         self.phase = Phase.SETTLED
         self._emit(ev.RoundSettled(self.result))
+
+
+def play_out(
+    round_: PokDengRound, cards: Iterable[Card], decide: Callable[[AwaitingDecision], bool | None]
+) -> RoundResult:
+    """Deal ``cards`` in order until the round settles (benchmarks, simulations): insurance closes with what was
+    bought, and each decision is ``decide(window)`` — None lets the window time out (the threshold decides)."""
+    shoe = iter(cards)
+    while round_.result is None:
+        match round_.expecting:
+            case AwaitingCard():
+                round_.deal(next(shoe))
+            case AwaitingInsurance():
+                round_.close_insurance()
+            case AwaitingDecision() as window:
+                choice = decide(window)
+                if choice is None:
+                    round_.decision_timeout(window.seat)
+                else:
+                    round_.decide(window.seat, choice)
+            case other:
+                raise IllegalActionError(f"the round cannot be played out: it waits for {describe(other)}")
+    return round_.result

@@ -99,6 +99,9 @@ class PokDeng(Game[PokDengRound, ev.Command]):
     def cards(self, round_: PokDengRound) -> list[Card]:
         return round_.cards
 
+    def positions(self, round_: PokDengRound) -> list[str | None]:
+        return [e.position for e in round_.events if isinstance(e, ev.CardDealt)]
+
     def hidden(self, round_: PokDengRound, audience: Audience) -> frozenset[Card]:
         """The banker's face-down card until its reveal, from everyone (the dealer only knows it was received)."""
         revealed = {(e.position, e.index) for e in round_.events if isinstance(e, ev.CardRevealed)}

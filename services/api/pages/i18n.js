@@ -1,0 +1,105 @@
+// The pages' words in English, Vietnamese and Thai. The words are in i18n.json: key -> {en, vi, th}, with {name}
+// placeholders. Loaded by every page before its own script, which starts once ``I18N.ready`` resolves.
+//
+// The language: ?lang=en|vi|th wins; else the overlay's table language (``I18N.prefer``); else the browser's language
+// when it is Vietnamese or Thai; else English. An unknown ?lang= counts as absent.
+//
+// Static HTML is translated by attributes: data-i18n="key" sets an element's text (children marked
+// data-i18n-slot="name" stay, put where the text has {name}); data-i18n-placeholder, data-i18n-title and
+// data-i18n-aria-label set those attributes; data-i18n-document-title on <html> sets the document's title.
+"use strict";
+
+const I18N = (() => {
+  const LANGUAGES = ["en", "vi", "th"];
+  const LOCALES = { en: "en", vi: "vi-VN", th: "th-TH" };
+  const root = document.documentElement;
+  const ATTRIBUTES = { placeholder: "i18nPlaceholder", title: "i18nTitle", "aria-label": "i18nAriaLabel" };
+  let words = {};
+
+  const known = (lang) => (LANGUAGES.includes(lang) ? lang : null);
+  const asked = known(new URLSearchParams(location.search).get("lang"));
+  const browser = known(String(navigator.language || "").toLowerCase().slice(0, 2)) || "en";
+
+  const i18n = { languages: LANGUAGES, asked, lang: asked || browser, locale: LOCALES[asked || browser] };
+
+  // The text of ``key`` in the page's language (English where it has none, the key where nobody has it).
+  function raw(key) {
+    const entry = words[key];
+    return entry ? entry[i18n.lang] || entry.en : key;
+  }
+
+  // ``key``'s text with each {name} replaced by ``params[name]``.
+  function t(key, params = {}) {
+    return raw(key).replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole));
+  }
+
+  // ``key``'s text as parts to append to an element: strings, and the nodes (or strings) ``params`` gives.
+  function nodes(key, params = {}) {
+    return raw(key).split(/\{(\w+)\}/) // text, name, text, name, …
+      .map((part, index) => (index % 2 ? (part in params ? params[part] : "{" + part + "}") : part))
+      .filter((part) => part !== "");
+  }
+
+  const has = (key) => key in words;
+
+  function translateText(node) {
+    if (!has(node.dataset.i18n)) return; // the words did not load: the page's English stays
+    const slots = {};
+    for (const child of node.children) if (child.dataset.i18nSlot) slots[child.dataset.i18nSlot] = child;
+    if (Object.keys(slots).length) node.replaceChildren(...nodes(node.dataset.i18n, slots));
+    else node.textContent = t(node.dataset.i18n);
+  }
+
+  // Every marked element under ``top`` (the whole page by default) in the page's language.
+  function translate(top = document) {
+    for (const node of top.querySelectorAll("[data-i18n]")) translateText(node);
+    for (const [attribute, data] of Object.entries(ATTRIBUTES)) {
+      for (const node of top.querySelectorAll(`[data-i18n-${attribute}]`)) {
+        if (has(node.dataset[data])) node.setAttribute(attribute, t(node.dataset[data]));
+      }
+    }
+    if (has(root.dataset.i18nDocumentTitle)) document.title = t(root.dataset.i18nDocumentTitle);
+  }
+
+  // Shows the page in ``lang`` (ignored unless it is one of ours).
+  function use(lang) {
+    if (!known(lang)) return;
+    i18n.lang = lang;
+    i18n.locale = LOCALES[lang];
+    root.lang = lang;
+    translate();
+  }
+
+  // The overlay: the table's language, unless ?lang= named one.
+  function prefer(lang) {
+    use(asked || known(lang) || browser);
+  }
+
+  // Numbers as the language writes them: ``digits`` fixes the decimals (as toFixed does).
+  function number(value, digits) {
+    const options = digits === undefined ? {} : { minimumFractionDigits: digits, maximumFractionDigits: digits };
+    return new Intl.NumberFormat(i18n.locale, options).format(value);
+  }
+
+  const dateTime = (iso) => (iso ? new Date(iso).toLocaleString(i18n.locale) : "");
+  const time = (iso) => (iso ? new Date(iso).toLocaleTimeString(i18n.locale) : "");
+
+  root.lang = i18n.lang;
+  if (i18n.lang !== "en") root.dataset.i18nLoading = ""; // hidden (studio.css) until translated: no English flash
+
+  const loaded = fetch("/static/i18n.json", { cache: "no-cache" }) // revalidated: never an old copy's keys
+    .then((response) => (response.ok ? response.json() : {}))
+    .catch(() => ({}))
+    .then((dictionary) => { words = dictionary; });
+  const parsed = document.readyState === "loading"
+    ? new Promise((resolve) => document.addEventListener("DOMContentLoaded", resolve, { once: true }))
+    : Promise.resolve();
+  i18n.ready = Promise.all([loaded, parsed]).then(() => {
+    use(i18n.lang);
+    delete root.dataset.i18nLoading;
+  });
+
+  return Object.assign(i18n, { t, nodes, has, translate, use, prefer, number, dateTime, time });
+})();
+
+const t = I18N.t;

@@ -1,0 +1,473 @@
+// The operator's page: rounds by table, state and time; a round in full (cards, shoe journal with evidence and video
+// links, wagers, money); void; corrections from the video with a preview; four eyes on a settled round's money.
+"use strict";
+
+const KEY = "studio.ops.token";
+const $ = (id) => document.getElementById(id);
+let token = "";
+let me = "";
+let tables = {}; // table id -> {currency, video_url_template, …}
+let current = null; // the round shown in full
+const tableOf = {}; // round id -> table id, for the rounds listed or shown
+let previewed = null; // the corrections the last successful preview was for (JSON), or null
+
+// One call of the operator API; rejects with {code, message, status}.
+async function api(method, path, body) {
+  const headers = { Authorization: "Bearer " + token };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let response;
+  try {
+    response = await fetch(path, { method, headers, cache: "no-store",
+                                   body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (error) {
+    throw { code: "offline", message: t("error.unreachable"), status: 0 };
+  }
+  const answer = await response.json().catch(() => ({}));
+  if (response.ok) return answer;
+  if (response.status === 401) signOut(answer.message);
+  throw { code: answer.code || String(response.status), message: answer.message || response.statusText,
+          status: response.status };
+}
+
+function say(text, ok) {
+  const node = $("action-message");
+  node.textContent = text;
+  node.className = "message " + (ok ? "ok" : "error");
+}
+
+function when(iso) {
+  return I18N.dateTime(iso);
+}
+
+// A word the API answers with ("settled", "applied", "burn") in the page's language, under ``group`` in i18n.json
+// (the word itself where there is none).
+function word(group, value) {
+  return I18N.has(group + "." + value) ? t(group + "." + value) : value;
+}
+
+// Minor units in the table's currency (as minor units where the table is not known here).
+function money(amount, currency) {
+  if (amount === null || amount === undefined) return "";
+  return currency ? moneyFormat(currency)(amount) : t("ops.minor_units", { amount: I18N.number(amount) });
+}
+
+function percent(value, digits) {
+  return I18N.number(value * 100, digits) + " %";
+}
+
+function signed(amount, currency) {
+  const text = money(amount, currency);
+  return el("span", { class: amount < 0 ? "minus" : amount > 0 ? "plus" : "" }, amount > 0 ? "+" + text : text);
+}
+
+function row(...cells) {
+  return el("tr", {}, ...cells.map((cell) => el("td", {}, cell === null || cell === undefined ? "" : cell)));
+}
+
+// ---- the rounds list -------------------------------------------------------------------------------------------
+
+function returnNode(bet) {
+  if (!bet) return "—";
+  const [low, high] = bet.ci95;
+  const text = low === high ? percent(bet.rtp, 4)
+    : `${percent(bet.rtp, 2)} (${I18N.number(low * 100, 2)}–${I18N.number(high * 100, 2)})`;
+  return el("span", { class: high >= 1 ? "minus" : "" }, text);
+}
+
+// The bet with the highest return at any threshold a seat's decider may keep (shown, not refused).
+function worstNode(worst) {
+  if (!worst) return "—";
+  const [side, seat] = worst.bet.split(" "); // "banker", "player A", …
+  const bet = word("side", side) + (seat ? " " + seat : "");
+  return el("span", {}, t("ops.worst", { bet, threshold: worst.threshold }), " ", returnNode(worst));
+}
+
+async function loadTables() {
+  const list = await api("GET", "/v1/operator/tables");
+  tables = Object.fromEntries(list.map((table) => [table.table_id, table]));
+  $("tables").replaceChildren(...list.map((table) => {
+    const bets = (table.returns || {}).bets || {};
+    const tr = row(table.table_id, gameName(table.game),
+      table.settings.commission_bps === undefined ? "" : percent(table.settings.commission_bps / 10_000, 2),
+      table.returns ? returnNode(bets.player) : t("ops.players_each_other"), returnNode(bets.banker),
+      returnNode(bets.insurance), worstNode((table.returns || {}).worst_case),
+      table.allow_return_over_100 ? el("strong", { class: "minus" }, t("ops.allowed")) : "");
+    tr.dataset.table = table.table_id;
+    return tr;
+  }));
+  const select = $("filter-table");
+  select.replaceChildren(el("option", { value: "", "data-i18n": "ops.any" }, t("ops.any")),
+    ...list.map((table) => el("option", { value: table.table_id }, table.table_id + " · " + gameName(table.game))));
+}
+
+async function loadRounds() {
+  const query = new URLSearchParams({ limit: "100" });
+  if ($("filter-table").value) query.set("table", $("filter-table").value);
+  if ($("filter-state").value) query.set("state", $("filter-state").value);
+  if ($("filter-since").value) query.set("since", new Date($("filter-since").value).toISOString());
+  const rounds = await api("GET", "/v1/operator/rounds?" + query);
+  for (const round of rounds) tableOf[round.round_id] = round.table_id;
+  $("rounds").replaceChildren(...rounds.map((round) => {
+    const tr = el("tr", { class: "pick" + (current && current.round_id === round.round_id ? " chosen" : ""),
+                          "data-round": round.round_id },
+      el("td", {}, round.round_id), el("td", {}, round.table_id), el("td", {}, String(round.number)),
+      el("td", {}, el("span", { class: "state " + round.state }, word("state", round.state))),
+      el("td", {}, when(round.opened_at)));
+    tr.addEventListener("click", () => { location.hash = "round=" + encodeURIComponent(round.round_id); });
+    return tr;
+  }));
+}
+
+// ---- one round in full -----------------------------------------------------------------------------------------
+
+async function showRound(roundId) {
+  const [record, proposals] = await Promise.all([
+    api("GET", "/v1/operator/rounds/" + encodeURIComponent(roundId)),
+    api("GET", "/v1/operator/proposals?round_id=" + encodeURIComponent(roundId)),
+  ]);
+  current = record;
+  tableOf[record.round_id] = record.table_id;
+  previewed = null;
+  const currency = (tables[record.table_id] || {}).currency;
+  $("detail").hidden = false;
+  document.body.dataset.round = record.round_id;
+  document.body.dataset.state = record.state;
+  $("d-round").textContent = record.round_id;
+  $("d-state").textContent = word("state", record.state);
+  $("d-state").className = "state " + record.state;
+  $("d-facts").replaceChildren(
+    el("span", {}, t("ops.fact.round", { table: record.table_id, number: record.number })),
+    el("span", {}, t("ops.fact.opened", { at: when(record.opened_at) })),
+    el("span", {}, record.settled_at ? t("ops.fact.settled", { at: when(record.settled_at) }) : ""),
+    el("span", {}, record.voided_at ? t("ops.fact.void", { at: when(record.voided_at) }) : ""),
+    el("span", {}, record.video_ref ? t("ops.fact.recording", { ref: record.video_ref }) : ""));
+  $("d-video").replaceChildren(record.video_url
+    ? el("a", { href: record.video_url, target: "_blank", rel: "noopener", id: "video-link" }, t("ops.watch"))
+    : "");
+  const hands = {};
+  for (const card of record.cards) {
+    if (!card.position) continue;
+    (hands[card.position] = hands[card.position] || { cards: [] }).cards.push(card.card);
+  }
+  $("d-hands").replaceChildren(handsNode({ hands, result: record.result }));
+
+  const correctable = record.state === "settled" || record.state === "corrected";
+  $("d-cards").replaceChildren(...record.cards.map((card) => row(
+    String(card.index), card.position || "", card.card === null ? cardNode(null) : cardNode(card.card),
+    correctable ? el("input", { "data-index": String(card.index), maxlength: "2", "aria-label":
+                                t("ops.card_input", { index: card.index }) }) : "")));
+  for (const input of document.querySelectorAll("#d-cards input")) {
+    input.addEventListener("input", () => { previewed = null; $("propose-correction").disabled = true; });
+  }
+  $("correct-hint").hidden = !correctable;
+  $("correct-box").hidden = !correctable;
+  $("void-box").hidden = record.state === "void";
+  $("void").dataset.i18n = record.state === "open" ? "ops.void_open" : "ops.void_propose";
+  $("void").textContent = t($("void").dataset.i18n);
+  $("preview-out").replaceChildren();
+  $("propose-correction").disabled = true;
+  say("", true);
+
+  $("d-shoe").replaceChildren(...record.shoe.map((entry) => row(
+    String(entry.seq), I18N.time(entry.received_at),
+    entry.card ? cardNode(entry.card) : entry.kind === "new_deck" ? t("ops.new_deck") : cardNode(null),
+    word("shoe", entry.disposition) + (entry.burn ? " " + t("ops.burn") : "")
+      + (entry.reason ? " — " + entry.reason : ""),
+    entry.source, entry.confidence === null ? "" : I18N.number(entry.confidence, 3),
+    evidenceNode(entry),
+    entry.video_url ? el("a", { href: entry.video_url, target: "_blank", rel: "noopener" }, entry.video_tc)
+                    : entry.video_tc)));
+  $("d-wagers").replaceChildren(...record.wagers.map((wager) => row(
+    wager.player, word("side", wager.side), wager.seat, money(wager.stake, currency),
+    wager.net === null ? "" : record.state === "void"
+      ? el("span", {}, ...I18N.nodes("ops.void_reversed", { net: signed(wager.net, currency) }))
+      : signed(wager.net, currency))));
+  $("d-money").replaceChildren(...record.money.map((move) => row(
+    String(move.id), move.kind, money(move.amount, move.currency),
+    move.from.account + (move.from.owner ? " " + move.from.owner : ""),
+    move.to.account + (move.to.owner ? " " + move.to.owner : ""), move.memo, when(move.at))));
+  $("d-proposals").replaceChildren(...proposals.map((proposal) => proposalNode(proposal, false)));
+  $("d-log").replaceChildren(...record.log.map((entry) =>
+    el("li", {}, `${when(entry.at)} · ${entry.actor} · ${JSON.stringify(entry.command)}`)));
+  for (const tr of document.querySelectorAll("#rounds tr")) {
+    tr.classList.toggle("chosen", tr.dataset.round === record.round_id);
+  }
+}
+
+// A shoe message's evidence: the device's raw bytes, and a camera card's crop as read (fetched with the token).
+function evidenceNode(entry) {
+  const node = el("span", { class: "evidence" }, entry.raw === null ? "" : el("code", {}, entry.raw));
+  if (entry.crop_url) {
+    const image = el("img", { class: "crop", alt: t("ops.crop_alt"), "data-crop": entry.crop_url });
+    node.append(image);
+    fetch(entry.crop_url, { headers: { Authorization: "Bearer " + token }, cache: "no-store" })
+      .then((response) => (response.ok ? response.blob() : null))
+      .then((blob) => { if (blob) image.src = URL.createObjectURL(blob); })
+      .catch(() => {});
+  }
+  return node;
+}
+
+function corrections() {
+  const cards = {};
+  for (const input of document.querySelectorAll("#d-cards input")) {
+    const code = input.value.trim().toUpperCase();
+    if (code) cards[input.dataset.index] = code;
+  }
+  return cards;
+}
+
+function adjustmentsNode(preview, currency) {
+  const players = Object.entries(preview.players || {});
+  if (!players.length) return el("p", { class: "empty" }, t("ops.no_changes"));
+  const heads = ["ops.col.player", "ops.col.net_before", "ops.col.net_after", "ops.col.adjustment"];
+  return el("table", { class: "grid adjustments" },
+    el("thead", {}, el("tr", {}, ...heads.map((key) => el("th", {}, t(key))))),
+    el("tbody", {}, ...players.map(([player, change]) => {
+      const tr = row(player, signed(change.before, currency), signed(change.after, currency),
+                     signed(change.adjustment, currency));
+      tr.dataset.player = player;
+      tr.dataset.adjustment = String(change.adjustment);
+      return tr;
+    })));
+}
+
+async function preview() {
+  const cards = corrections();
+  const out = $("preview-out");
+  $("propose-correction").disabled = true;
+  if (!Object.keys(cards).length) {
+    out.replaceChildren(el("p", { class: "error" }, t("ops.no_cards")));
+    return;
+  }
+  try {
+    const answer = await api("POST", `/v1/operator/rounds/${encodeURIComponent(current.round_id)}/preview`, { cards });
+    previewed = JSON.stringify(cards);
+    const outcomes = (result) => Object.entries((result && result.outcomes) || {})
+      .map(([seat, outcome]) => seat + ": " + word("result", outcome)).join(", ");
+    out.replaceChildren(
+      el("p", {}, t("ops.before", { outcomes: outcomes(answer.result_before) })),
+      el("p", {}, t("ops.after", { outcomes: outcomes(answer.result_after) })),
+      adjustmentsNode(answer, (tables[current.table_id] || {}).currency));
+    out.dataset.state = "ok";
+    $("propose-correction").disabled = false;
+  } catch (error) {
+    // A correction that changes who draws, insurance or early settlement cannot be recomputed: only a void can.
+    out.replaceChildren(el("div", { class: "refused" }, el("p", {}, error.message),
+      el("p", {}, error.code === "flow_changed" ? t("ops.flow_changed") : "")));
+    out.dataset.state = error.code;
+  }
+}
+
+async function proposeCorrection() {
+  const cards = corrections();
+  if (previewed !== JSON.stringify(cards)) {
+    say(t("ops.preview_again"), false);
+    return;
+  }
+  const video_ref = $("video-ref").value.trim();
+  if (!video_ref) {
+    say(t("ops.need_video"), false);
+    return;
+  }
+  try {
+    const proposal = await api("POST", "/v1/operator/proposals",
+                               { action: "correct", round_id: current.round_id, cards, video_ref });
+    await showRound(current.round_id);
+    say(t("ops.correction_proposed", { id: proposal.id }), true);
+    await loadProposals();
+  } catch (error) {
+    say(error.message, false);
+  }
+}
+
+async function voidRound() {
+  const reason = $("void-reason").value.trim();
+  if (!reason) {
+    say(t("ops.need_void_reason"), false);
+    return;
+  }
+  const roundId = current.round_id;
+  try {
+    if (current.state === "open") {
+      await api("POST", `/v1/operator/rounds/${encodeURIComponent(roundId)}/void`, { reason });
+      await showRound(roundId);
+      say(t("ops.voided"), true);
+    } else {
+      const proposal = await api("POST", "/v1/operator/proposals", { action: "void", round_id: roundId, reason });
+      await showRound(roundId);
+      say(t("ops.void_proposed", { id: proposal.id }), true);
+    }
+    await Promise.all([loadRounds(), loadProposals()]);
+  } catch (error) {
+    say(error.message, false);
+  }
+}
+
+// ---- proposals -------------------------------------------------------------------------------------------------
+
+function proposalNode(proposal, decidable) {
+  const details = proposal.action === "void"
+    ? t("ops.proposal.void", { reason: proposal.details.reason })
+    : t("ops.proposal.correct", { cards: Object.entries(proposal.details.cards)
+      .map(([index, code]) => `#${index} → ${code}`).join(", "), video: proposal.details.video_ref });
+  const { proposed, decided } = proposal;
+  const status = word("proposal", proposal.status);
+  const item = el("li", { "data-proposal": String(proposal.id), "data-status": proposal.status },
+    el("div", {}, el("strong", {}, `#${proposal.id} `), el("a", { href: "#round=" + proposal.round_id },
+      t("ops.proposal.round", { round: proposal.round_id })), " · " + details),
+    el("div", { class: "hint" }, t("ops.proposal.proposed", { by: proposed.by, from: proposed.from,
+                                                              at: when(proposed.at) })
+      + " · " + (decided ? t("ops.proposal.decided", { status, by: decided.by, from: decided.from,
+                                                        at: when(decided.at) })
+      + (decided.reason ? " — " + decided.reason : "") : status)));
+  item.append(adjustmentsNode(proposal.preview, (tables[tableOf[proposal.round_id]] || {}).currency));
+  if (decidable) {
+    const reason = el("input", { placeholder: t("ops.reject_reason"), class: "reject-reason" });
+    const message = el("span", { class: "message" });
+    const approve = el("button", { type: "button", class: "approve" }, t("ops.approve"));
+    const reject = el("button", { type: "button", class: "reject" }, t("ops.reject"));
+    const decide = async (path, body) => {
+      try {
+        const decided = await api("POST", `/v1/operator/proposals/${proposal.id}/${path}`, body);
+        message.textContent = word("proposal", decided.status);
+        message.className = "message ok";
+        await Promise.all([loadProposals(), loadRounds()]);
+        if (current && current.round_id === proposal.round_id) await showRound(proposal.round_id);
+      } catch (error) {
+        message.textContent = error.message;
+        message.className = "message error";
+      }
+    };
+    if (proposal.proposed.by === me) approve.disabled = true;
+    approve.title = proposal.proposed.by === me ? t("ops.own_proposal") : "";
+    approve.addEventListener("click", () => decide("approve"));
+    reject.addEventListener("click", () => {
+      if (!reason.value.trim()) {
+        message.textContent = t("ops.need_reject_reason");
+        message.className = "message error";
+        return;
+      }
+      decide("reject", { reason: reason.value.trim() });
+    });
+    item.append(el("div", { class: "decide" }, approve, reason, reject, message));
+  }
+  return item;
+}
+
+async function loadProposals() {
+  const pending = await api("GET", "/v1/operator/proposals?status=pending");
+  $("pending-empty").hidden = pending.length > 0;
+  $("proposals").replaceChildren(...pending.map((proposal) => proposalNode(proposal, true)));
+}
+
+// ---- deck reports ----------------------------------------------------------------------------------------------
+
+function heldDeckNode(report) {
+  const note = el("input", { placeholder: t("ops.deck_note"), class: "deck-note" });
+  const message = el("span", { class: "message" });
+  const button = el("button", { type: "button", class: "acknowledge" }, t("ops.acknowledge"));
+  button.addEventListener("click", async () => {
+    if (!note.value.trim()) {
+      message.textContent = t("ops.need_deck_note");
+      message.className = "message error";
+      return;
+    }
+    try {
+      await api("POST", `/v1/operator/decks/${report.id}/acknowledge`, { note: note.value.trim() });
+      await loadDecks();
+    } catch (error) {
+      message.textContent = error.message;
+      message.className = "message error";
+    }
+  });
+  return el("li", { "data-deck": String(report.id) },
+    el("div", {}, el("strong", {}, t("ops.deck.title", { id: report.id, table: report.table_id })),
+      " · " + t("ops.deck.ended", { at: when(report.at), seen: report.seen })),
+    el("div", {}, deckProblems(report)),
+    el("div", { class: "decide" }, note, button, message));
+}
+
+function deckProblems(report) {
+  if (report.missing === null) { // the round dealt when the deck ended is still dealt: counts only
+    return t("ops.deck.counts", { missing: report.missing_count, doubled: report.doubled_count });
+  }
+  const parts = [];
+  const named = (code) => (code ? cardText(code) : t("ops.deck.a_face_down"));
+  if (report.missing.length) parts.push(t("ops.deck.missing", { cards: report.missing.map(named).join(" ") }));
+  if (report.doubled.length) {
+    const cards = report.doubled.map((code) => (code ? cardText(code) : t("ops.deck.a_face_down"))).join(" ");
+    parts.push(t("ops.deck.doubled", { cards }));
+  }
+  return parts.join(" · ") || t("ops.deck.whole");
+}
+
+async function loadDecks() {
+  const [held, recent] = await Promise.all([
+    api("GET", "/v1/operator/decks?status=held"), api("GET", "/v1/operator/decks?limit=20"),
+  ]);
+  $("decks-empty").hidden = held.length > 0;
+  $("held-decks").replaceChildren(...held.map(heldDeckNode));
+  $("deck-reports").replaceChildren(...recent.map((report) => row(
+    String(report.id), report.table_id, when(report.at), String(report.seen),
+    report.missing === null ? String(report.missing_count)
+      : report.missing.map((c) => (c ? cardText(c) : t("card.face_down"))).join(" "),
+    report.doubled === null ? String(report.doubled_count)
+      : report.doubled.map((c) => (c ? cardText(c) : t("card.face_down"))).join(" "),
+    word("deck", report.status) + (report.acknowledged
+      ? " " + t("ops.deck.by", { by: report.acknowledged.by, note: report.acknowledged.note }) : ""))));
+}
+
+// ---- sign-in and navigation ------------------------------------------------------------------------------------
+
+function signOut(message) {
+  sessionStorage.removeItem(KEY);
+  token = "";
+  $("ops").hidden = true;
+  $("sign-out").hidden = true;
+  $("login").hidden = false;
+  $("me").textContent = "";
+  $("login-error").textContent = message || "";
+}
+
+async function route() {
+  const match = /round=([^&]+)/.exec(location.hash);
+  if (match) await showRound(decodeURIComponent(match[1])).catch((error) => say(error.message, false));
+}
+
+async function signIn(candidate) {
+  token = candidate;
+  try {
+    const identity = await api("GET", "/v1/operator/me");
+    me = identity.id;
+  } catch (error) {
+    signOut(error.status === 403 ? t("ops.not_operator") : error.message);
+    return;
+  }
+  sessionStorage.setItem(KEY, token);
+  $("login").hidden = true;
+  $("ops").hidden = false;
+  $("sign-out").hidden = false;
+  $("me").textContent = t("ops.signed_in", { me });
+  document.body.dataset.operator = me;
+  await loadTables();
+  await Promise.all([loadRounds(), loadProposals(), loadDecks()]);
+  await route();
+}
+
+$("login").addEventListener("submit", (event) => {
+  event.preventDefault();
+  signIn($("token").value.trim());
+});
+$("sign-out").addEventListener("click", () => signOut(""));
+$("filters").addEventListener("submit", (event) => { event.preventDefault(); loadRounds(); });
+$("preview").addEventListener("click", preview);
+$("propose-correction").addEventListener("click", proposeCorrection);
+$("void").addEventListener("click", voidRound);
+window.addEventListener("hashchange", route);
+setInterval(() => { if (token) Promise.all([loadProposals(), loadDecks()]).catch(() => {}); }, 5000);
+
+I18N.ready.then(() => {
+  const saved = sessionStorage.getItem(KEY);
+  if (saved) signIn(saved); else signOut("");
+});

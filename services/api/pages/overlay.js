@@ -1,0 +1,99 @@
+// The streaming overlay: the public feed only (the banker's face-down card arrives as null until its reveal),
+// held back by the table's delay so that a card shows when the viewer sees it dealt on the video. It speaks its
+// table's language (``display.language``) unless ?lang= names one.
+"use strict";
+
+const table = tableFromPath();
+// The phases' labels (i18n.json keys).
+const LABELS = { betting: "overlay.phase.betting", dealing: "overlay.phase.dealing",
+                 insurance: "overlay.phase.insurance", drawing: "overlay.phase.drawing",
+                 settled: "overlay.phase.settled", void: "overlay.phase.void" };
+// Pok Deng's hand ranks (``services.games.pokdeng.hands``: 1 is best) as the game names them (i18n.json keys).
+const HAND_RANKS = { 2: "pokdeng.rank.2", 3: "pokdeng.rank.3", 4: "pokdeng.rank.4", 5: "pokdeng.rank.5" };
+let delay = 0; // ms every change is held back (the table's overlay_delay_ms, or ?delay_ms=)
+let view = {};
+const pending = []; // [{due, value}] in arrival order
+
+// " · 2 deng" after a hand that pays more than 1, "" otherwise.
+function dengText(hand) {
+  return hand && hand.multiplier > 1 ? " · " + t("pokdeng.deng", { n: hand.multiplier }) : "";
+}
+
+// A hand's name in the game's terms: "Pok 9 · 2 deng", "Tong · 5 deng", "7 points"; "" while a card is face down.
+function handName(position, hand, result) {
+  const settled = result && result.hands && result.hands[position];
+  if (settled) {
+    const name = settled.rank === 1 ? t("pokdeng.pok", { points: settled.points })
+      : HAND_RANKS[settled.rank] ? t(HAND_RANKS[settled.rank]) : t("pokdeng.points", { points: settled.points });
+    return name + dengText(settled);
+  }
+  if (hand.points === null || hand.points === undefined) return "";
+  return hand.cards.length === 2 && hand.points >= 8 ? t("pokdeng.pok", { points: hand.points })
+    : t("pokdeng.points", { points: hand.points });
+}
+
+function bannerText(seat, outcome, result) {
+  if (outcome === "tie") return t("banner.tie", { seat });
+  const winner = outcome === "seat" ? seat : "banker";
+  const deng = dengText(result.hands && result.hands[winner]);
+  return t(outcome === "seat" ? "banner.seat" : "banner.banker", { seat }) + deng;
+}
+
+function render() {
+  document.getElementById("phase").textContent = LABELS[view.phase] ? t(LABELS[view.phase]) : view.phase || "";
+  document.getElementById("timer").textContent = secondsLeft(view, Date.now() - delay);
+  const hands = handsNode(view);
+  for (const node of hands.querySelectorAll(".hand")) {
+    const position = node.dataset.position;
+    const name = handName(position, view.hands[position], view.result);
+    const points = node.querySelector(".points");
+    points.textContent = name;
+    points.dataset.name = name;
+  }
+  document.getElementById("hands").replaceChildren(hands);
+  const outcomes = (view.phase === "settled" && view.result && view.result.outcomes) || {};
+  const banners = document.getElementById("banners");
+  const key = view.round_id + ":" + Object.keys(outcomes).length;
+  if (banners.dataset.key !== key) { // new banners only when the result arrives (so they animate once)
+    banners.dataset.key = key;
+    banners.replaceChildren(...Object.entries(outcomes).map(([seat, outcome]) =>
+      el("div", { class: "banner " + outcome, "data-seat": seat, "data-outcome": outcome },
+         bannerText(seat, outcome, view.result))));
+  }
+  document.body.dataset.round = view.round_id || "";
+  document.body.dataset.phase = view.phase || "";
+}
+
+// Show every change whose time has come, in the order it arrived.
+function release() {
+  let changed = false;
+  while (pending.length && pending[0].due <= Date.now()) {
+    view = pending.shift().value;
+    changed = true;
+  }
+  if (changed) render();
+  document.getElementById("timer").textContent = secondsLeft(view, Date.now() - delay);
+}
+
+async function start() {
+  await I18N.ready;
+  const asked = new URLSearchParams(location.search).get("delay_ms");
+  const about = await fetch(`/v1/tables/${encodeURIComponent(table)}`).then((r) => r.json()).catch(() => ({}));
+  const display = about.display || {};
+  I18N.prefer(display.language);
+  document.body.dataset.language = I18N.lang;
+  delay = asked !== null && /^\d{1,5}$/.test(asked) ? Number(asked) : display.overlay_delay_ms || 0;
+  document.body.dataset.delay = String(delay);
+  follow(`/v1/tables/${encodeURIComponent(table)}/state/stream`, {},
+    (value) => { pending.push({ due: Date.now() + delay, value }); release(); },
+    (state, message) => {
+      const status = document.getElementById("status");
+      status.className = "status " + state;
+      status.textContent = state === "live" ? "" : state === "error" ? message || t("status.error")
+        : t("status." + state);
+      status.title = state === "offline" ? message : "";
+    });
+  setInterval(release, 50);
+}
+
+start();

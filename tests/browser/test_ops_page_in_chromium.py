@@ -1,0 +1,154 @@
+"""The operator's page (``/ops``) in a real browser (Debian's Chromium, headless), with two operator accounts.
+
+The rounds are played through the API on a real database, then a second API process on the same database serves
+the page under uvicorn, as ``studio up`` does. Operator op corrects one settled round from the video (the preview is
+what gets posted) and proposes the void of another whose correction would change the deal (only void is offered);
+operator op2 approves both in their own browser. Then a deck ends short and op acknowledges it, lifting the hold.
+Skipped where Chromium is not installed, unless ``STUDIO_REQUIRE_BROWSER`` is set (as in CI).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from sqlalchemy import Engine
+
+from services.api.app import create_app
+from tests.api.conftest import Studio, studio  # noqa: F401 (the fixture)
+from tests.api.test_deck_reports import end_a_deck_without
+from tests.api.test_four_eyes import balances, settled_round
+from tests.browser.test_pages_in_chromium import browser  # noqa: F401 (the fixture)
+from tests.conftest import free_port
+from tests.support import wait_until
+
+SHOTS = os.environ.get("STUDIO_SCREENSHOTS")  # a folder: the test saves the page there (README's screenshots)
+
+
+@pytest.fixture
+def served(database: Engine) -> Iterator[str]:
+    """The API with its pages under uvicorn on a free port, on the test's database."""
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(database), host="127.0.0.1", port=free_port(), log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, 15, "uvicorn")
+    yield f"http://127.0.0.1:{server.config.port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def signed_in(browser: Any, url: str, token: str) -> Any:  # noqa: F811
+    page = browser.new_context(viewport={"width": 1500, "height": 1100}).new_page()
+    page.goto(f"{url}/ops")
+    page.fill("#token", token)
+    page.click("#login button[type=submit]")
+    page.wait_for_selector("#ops:not([hidden])", timeout=15_000)
+    return page
+
+
+def shown(page: Any, round_id: str) -> None:
+    page.evaluate("(id) => { location.hash = 'round=' + id; }", round_id)
+    page.wait_for_function("(id) => document.body.dataset.round === id", arg=round_id, timeout=15_000)
+
+
+def record(studio: Studio, round_id: str) -> Any:  # noqa: F811
+    return studio.client.get(f"/v1/operator/rounds/{round_id}", headers=studio.auth("op")).json()
+
+
+def approve(page: Any, proposal: str) -> None:
+    page.reload()
+    item = page.wait_for_selector(f"#proposals li[data-proposal='{proposal}']", timeout=15_000)
+    item.query_selector("button.approve").click()
+    page.wait_for_selector(f"#proposals li[data-proposal='{proposal}']", state="detached", timeout=15_000)
+
+
+def test_operators_correct_a_round_and_void_another_with_four_eyes(
+    browser: Any,  # noqa: F811
+    studio: Studio,  # noqa: F811
+    served: str,
+) -> None:
+    corrected, voided = settled_round(studio, "c"), settled_round(studio, "v")
+    expected = studio.post("op", f"/v1/operator/rounds/{corrected}/preview", {"cards": {"8": "2C"}}).json()  # type: ignore[attr-defined]
+    op = signed_in(browser, served, studio.tokens["op"])
+    op2 = signed_in(browser, served, studio.tokens["op2"])
+    assert op.text_content("#me") == "signed in as op"
+    op.click("#tables-details summary")  # each table's returns: t1 runs the rules' defaults by an operator's word
+    returns = op.text_content("#tables tr[data-table='t1']")
+    assert "allowed ≥ 100 %" in returns and "100.92 %" in returns and "84.1176 %" in returns, returns
+    op.wait_for_selector(f"#rounds tr[data-round='{corrected}']")
+
+    # op corrects B's third card (index 8) from the video: the preview is what the API previews
+    shown(op, corrected)
+    assert op.text_content("#d-cards tr:nth-child(9) td:nth-child(2)") == "B"
+    op.fill("#d-cards input[data-index='8']", "2c")
+    op.click("#preview")
+    op.wait_for_selector("#preview-out[data-state='ok']")
+    on_page = {
+        row.get_attribute("data-player"): int(row.get_attribute("data-adjustment"))
+        for row in op.query_selector_all("#preview-out tr[data-player]")
+    }
+    assert on_page == {player: change["adjustment"] for player, change in expected["players"].items()}
+    assert on_page["ana"] == -100
+    op.fill("#video-ref", "cam1@00:01:02:03")
+    op.click("#propose-correction")
+    op.wait_for_function("document.querySelector('#action-message').textContent.includes('proposed')")
+    proposal = op.get_attribute("#d-proposals li", "data-proposal")
+    mine = op.wait_for_selector(f"#proposals li[data-proposal='{proposal}'] button.approve")
+    assert mine.is_disabled(), "the proposer cannot approve their own proposal"
+    assert record(studio, corrected)["state"] == "settled", "nothing moves before a second operator approves"
+    if SHOTS:
+        op.screenshot(path=str(Path(SHOTS) / "ops-correction.png"), full_page=True)
+
+    # op2 approves it: the money posted is the preview's
+    before = balances(studio)
+    approve(op2, proposal)
+    after = balances(studio)
+    assert {who: after[who] - before[who] for who in after} == {
+        who: expected["players"].get(who, {"adjustment": 0})["adjustment"] for who in after
+    }
+    assert record(studio, corrected)["state"] == "corrected"
+
+    # a correction of the banker's face-up card would change the insurance offer: only void is offered
+    shown(op, voided)
+    op.fill("#d-cards input[data-index='3']", "2C")
+    op.click("#preview")
+    op.wait_for_selector("#preview-out[data-state='flow_changed']")
+    assert "only a void is possible" in op.text_content("#preview-out")
+    assert op.is_disabled("#propose-correction")
+    op.fill("#void-reason", "the dealer exposed the banker's card")
+    op.click("#void")
+    op.wait_for_function("document.querySelector('#action-message').textContent.includes('Void proposed')")
+    proposal = op.get_attribute("#d-proposals li", "data-proposal")
+    before = balances(studio)
+    nets = {w["player"]: w["net"] for w in record(studio, voided)["wagers"]}
+    approve(op2, proposal)
+    assert record(studio, voided)["state"] == "void"
+    after = balances(studio)
+    assert {who: after[who] - before[who] for who in after} == {who: -nets[who] for who in after}
+    shown(op2, voided)
+    op2.wait_for_selector("#d-proposals li[data-status='applied']")
+    assert "applied by op2" in op2.text_content("#d-proposals")
+    if SHOTS:
+        op2.screenshot(path=str(Path(SHOTS) / "ops-void.png"), full_page=True)
+
+    # a deck ends two cards short: the table is held until an operator, having counted, acknowledges it
+    end_a_deck_without(studio, "7D", "QS")
+    op.reload()
+    held = op.wait_for_selector("#held-decks li", timeout=15_000)
+    assert "missing: 7♦ Q♠" in held.text_content() or "missing: Q♠ 7♦" in held.text_content()
+    if SHOTS:
+        op.screenshot(path=str(Path(SHOTS) / "ops-deck.png"))
+    held.query_selector("button.acknowledge").click()
+    assert "Say what the count found" in op.text_content("#held-decks")
+    op.fill("#held-decks .deck-note", "7D and QS found stuck in the shoe")
+    op.click("#held-decks button.acknowledge")
+    op.wait_for_selector("#held-decks li", state="detached", timeout=15_000)
+    [report] = studio.client.get("/v1/operator/decks", headers=studio.auth("op")).json()
+    assert report["status"] == "acknowledged" and report["acknowledged"]["by"] == "op"

@@ -1,0 +1,84 @@
+"""The overlay matches the video: it holds every change back by the table's delay (or ``?delay_ms=``), names each
+hand in the game's terms once it is known, and shows each seat's result as a banner. Debian's Chromium, headless;
+the API serves the page under uvicorn on a real database, and the test deals a known round through the API."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tests.api.conftest import Studio, studio  # noqa: F401 (the fixture)
+from tests.api.test_api import card, open_round
+from tests.browser.test_ops_page_in_chromium import served  # noqa: F401 (the fixture)
+from tests.browser.test_pages_in_chromium import browser  # noqa: F401 (the fixture)
+
+DELAY_MS = 1_500
+# A 4H 5H: Pok 9, suited (2 deng). B 7C 7D draws 7S: tong. C JC JD draws QS: three face cards (J Q K would be a
+# straight, which ranks above). The banker 2S 3S
+# draws 4S: a straight flush. No one bets, so each seat decides by the table's threshold at once.
+DEAL = "4H 7C JC 2S 5H 7D JD 3S 7S QS 4S".split()
+NAMES = {
+    "A": "Pok 9 · 2 deng",
+    "B": "Tong · 5 deng",
+    "C": "Three face cards · 3 deng",
+    "banker": "Straight flush · 5 deng",
+}
+BANNERS = {"A": "Seat A wins · 2 deng", "B": "Seat B wins · 5 deng", "C": "Banker beats C · 5 deng"}
+
+# When each card first showed on the page (the browser's clock, ms since the epoch, as the test's time.time()).
+RECORDER = """
+window.firstSeen = {};
+new MutationObserver(() => {
+  for (const node of document.querySelectorAll(".card[data-card]")) {
+    const code = node.dataset.card;
+    if (code !== "hidden" && !(code in window.firstSeen)) window.firstSeen[code] = Date.now();
+  }
+}).observe(document, { subtree: true, childList: true, attributes: true });
+"""
+
+
+def overlay(browser: Any, url: str, query: str = "") -> Any:  # noqa: F811
+    page = browser.new_page()
+    page.add_init_script(RECORDER)
+    page.goto(f"{url}/overlay/t1{query}")
+    page.wait_for_function("document.body.dataset.delay !== undefined", timeout=15_000)
+    return page
+
+
+def test_the_overlay_holds_each_card_back_by_the_delay_and_names_the_hands_and_results(
+    browser: Any,  # noqa: F811
+    studio: Studio,  # noqa: F811
+    served: str,  # noqa: F811
+) -> None:
+    changed = studio.client.patch(
+        "/v1/operator/tables/t1", json={"overlay_delay_ms": DELAY_MS}, headers=studio.auth("op")
+    )
+    assert changed.status_code == 200 and changed.json()["display"]["overlay_delay_ms"] == DELAY_MS
+    delayed, live = overlay(browser, served), overlay(browser, served, "?delay_ms=0")
+    assert delayed.evaluate("document.body.dataset.delay") == str(DELAY_MS)  # the table's setting
+    round_id = open_round(studio)
+    studio.post("dealer", f"/v1/operator/rounds/{round_id}/close-betting")
+    dealt_at: dict[str, float] = {}
+    for code in DEAL:
+        assert card(studio, round_id, code).status_code == 200
+        dealt_at[code] = time.time() * 1000
+        time.sleep(0.3)
+    assert studio.client.get(f"/v1/rounds/{round_id}", headers=studio.auth("ana")).json()["phase"] == "settled"
+    for page in (delayed, live):
+        page.wait_for_function("document.body.dataset.phase === 'settled'", timeout=20_000)
+    late = {code: at - dealt_at[code] for code, at in delayed.evaluate("window.firstSeen").items() if code in dealt_at}
+    prompt = {code: at - dealt_at[code] for code, at in live.evaluate("window.firstSeen").items() if code in dealt_at}
+    assert set(late) == set(prompt) == set(DEAL)
+    for code in DEAL:  # the poll of the database adds up to a quarter of a second, the browser a little more
+        assert DELAY_MS <= late[code] < DELAY_MS + 2_500, (code, late[code])
+        assert prompt[code] < DELAY_MS, (code, prompt[code])
+    for page in (delayed, live):
+        names = page.evaluate(
+            "Object.fromEntries([...document.querySelectorAll('.hand')].map("
+            "(h) => [h.dataset.position, h.querySelector('.points').dataset.name]))"
+        )
+        assert names == NAMES
+        banners = page.evaluate(
+            "Object.fromEntries([...document.querySelectorAll('.banner')].map((b) => [b.dataset.seat, b.textContent]))"
+        )
+        assert banners == BANNERS
