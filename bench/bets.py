@@ -1,6 +1,7 @@
 """Benchmark: accepted bet requests per second through the HTTP API on PostgreSQL, beside GET /healthz (the floor).
 
-    .venv/bin/python bench/bets.py [--players 3000] [--concurrency 64] [--workers 1] [--threads 0] [--profile FILE]
+    .venv/bin/python bench/bets.py [--players 3000] [--concurrency 64] [--workers 1] [--threads 0] [--rate R]
+                                   [--profile FILE]
 
 The API (``services.api.app.create_app``) runs under uvicorn in a subprocess on a free loopback
 port, against its own PostgreSQL schema (created, migrated and dropped by this script). Players
@@ -18,6 +19,9 @@ load generator itself, and how busy the whole machine was: on two cores, it says
 bottleneck is. ``--threads N`` sets how many sync endpoints run at once (the app's default:
 the connection pool size, 16); ``--workers N`` runs N uvicorn processes (the app comes from the
 import-string factory ``bench.bets:server_app``).
+
+``--rate R`` offers the bets open-loop at R requests/s (each request's latency counted from when it was due),
+instead of as fast as ``--concurrency`` connections go: the p99 at a given offered load.
 
 ``--profile FILE`` attaches ``py-spy record`` to the server (and its workers) during the bet phase
 and writes collapsed stacks to FILE, then prints where the server's samples fall.
@@ -72,10 +76,11 @@ def schema_engine(url: str, schema: str, **options: Any) -> Engine:
 def server_app() -> Any:
     """The uvicorn app factory (``bench.bets:server_app --factory``): the API on the benchmark's schema."""
     from services.api.app import create_app
+    from services.wallet.protocol import config_from
 
     engine = schema_engine(os.environ["BENCH_DATABASE_URL"], os.environ["BENCH_SCHEMA"])
-    threads = int(os.environ.get("BENCH_THREADS") or 0)
-    return create_app(engine, threads=threads) if threads else create_app(engine)
+    threads = int(os.environ.get("BENCH_THREADS") or 0) or POOL_SIZE
+    return create_app(engine, threads=threads, wallet=config_from(os.environ))  # STUDIO_WALLET_URL: bench/wallet.py
 
 
 # ---- the server -------------------------------------------------------------------------
@@ -88,9 +93,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def uvicorn_server(url: str, schema: str, workers: int, threads: int) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def uvicorn_server(
+    url: str, schema: str, workers: int, threads: int, extra: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     port = free_port()
-    env = os.environ | {"BENCH_DATABASE_URL": url, "BENCH_SCHEMA": schema, "PYTHONPATH": str(ROOT)}
+    env = os.environ | {"BENCH_DATABASE_URL": url, "BENCH_SCHEMA": schema, "PYTHONPATH": str(ROOT)} | (extra or {})
     env["BENCH_THREADS"] = str(threads)
     command = [sys.executable, "-m", "uvicorn", "bench.bets:server_app", "--factory", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--workers", str(workers), "--log-level", "warning", "--no-access-log"]
@@ -297,12 +304,13 @@ def register_and_fund(engine: Engine, players: int) -> tuple[str, dict[str, str]
     return operator_token, tokens
 
 
-def open_round(base: str, operator_token: str) -> str:
+def open_round(base: str, operator_token: str, table: str = "bench", wallet: str = "internal") -> str:
     headers = {"Authorization": f"Bearer {operator_token}"}
-    body = {"id": "bench", "settings": {"betting_window_ms": 600_000, "max_stake": 10_000}}
+    body = {"id": table, "settings": {"betting_window_ms": 600_000, "max_stake": 10_000}, "wallet": wallet,
+            "allow_return_over_100": True}  # fmt: skip
     with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
         client.post("/v1/operator/tables", json=body).raise_for_status()
-        response = client.post("/v1/operator/tables/bench/rounds", json={})
+        response = client.post(f"/v1/operator/tables/{table}/rounds", json={})
         response.raise_for_status()
         return str(response.json()["round_id"])
 
@@ -348,7 +356,7 @@ class Load:
         return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-async def drive(base: str, requests: list[Request], concurrency: int, server_pid: int) -> Load:
+async def drive(base: str, requests: list[Request], concurrency: int, server_pid: int, rate: float = 0.0) -> Load:
     """``concurrency`` workers, each with its own one-connection client, share one iterator of requests.
 
     One client per worker, not one client with a pool of ``concurrency`` connections: httpx's pool
@@ -361,6 +369,10 @@ async def drive(base: str, requests: list[Request], concurrency: int, server_pid
     clients = [httpx.AsyncClient(base_url=base, limits=limits, timeout=60) for _ in range(concurrency)]
     try:
         await asyncio.gather(*(client.get("/healthz") for client in clients))  # open the connections
+        if rate:
+            with cpu_use(server_pid) as cpu:
+                seconds = await offered(clients, requests, rate, latencies, statuses)
+            return Load(seconds, latencies, statuses, cpu)
         pending = iter(requests)
 
         async def worker(client: httpx.AsyncClient) -> None:
@@ -380,6 +392,32 @@ async def drive(base: str, requests: list[Request], concurrency: int, server_pid
         for client in clients:
             await client.aclose()
     return Load(seconds, latencies, statuses, cpu)
+
+
+async def offered(
+    clients: list[httpx.AsyncClient], requests: list[Request], rate: float, latencies: list[float],
+    statuses: Counter[int],
+) -> float:  # fmt: skip
+    """Open loop: request ``i`` is due at ``i / rate`` s whatever the answers before it; its latency runs from when it
+    was due (so a slow server is not hidden by requests it delayed), waiting for a free connection included."""
+    idle: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
+    for client in clients:
+        idle.put_nowait(client)
+    start = time.perf_counter()
+
+    async def one(index: int, request: Request) -> None:
+        due = start + index / rate
+        await asyncio.sleep(max(0.0, due - time.perf_counter()))
+        client = await idle.get()
+        try:
+            response = await client.request(request.method, request.path, headers=request.headers, json=request.body)
+        finally:
+            idle.put_nowait(client)
+        latencies.append(time.perf_counter() - due)
+        statuses[response.status_code] += 1
+
+    await asyncio.gather(*(one(index, request) for index, request in enumerate(requests)))
+    return time.perf_counter() - start
 
 
 # ---- checks -----------------------------------------------------------------------------
@@ -435,6 +473,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="request threads per worker (0: the app default, 16)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--profile", metavar="FILE", help="py-spy the server during the bet phase (collapsed stacks)")
+    parser.add_argument(
+        "--rate", type=float, default=0.0, help="offered load, requests/s (open loop; 0: as fast as it goes)"
+    )
     args = parser.parse_args()
     if not 1 <= args.concurrency <= 1_000 or not 1 <= args.players <= 1_000_000 or not 1 <= args.slips <= 100:
         parser.error("keep --concurrency ≤ 1000, --players ≤ 1,000,000 and --slips ≤ 100")
@@ -456,7 +497,7 @@ def main() -> None:
             floor_load = asyncio.run(drive(base, floor, args.concurrency, process.pid))
             sessions_before = opened_sessions(admin)
             with py_spy(process.pid, args.profile, subprocesses=args.workers > 1):
-                bets_load = asyncio.run(drive(base, requests, args.concurrency, process.pid))
+                bets_load = asyncio.run(drive(base, requests, args.concurrency, process.pid, args.rate))
             opened = opened_sessions(admin) - sessions_before
         print(check(engine, round_id, bets_load.accepted(201), args.players))
     finally:
@@ -492,6 +533,7 @@ def main() -> None:
         "p50_ms": round(1000 * bets_load.percentile(0.5), 1), "p99_ms": round(1000 * bets_load.percentile(0.99), 1),
         "floor_p99_ms": round(1000 * floor_load.percentile(0.99), 1),
         "ratio_p99": round(bets_load.percentile(0.99) / floor_load.percentile(0.99), 2),
+        "offered_per_s": args.rate or None,
     }  # fmt: skip
     print(json.dumps(figures))  # the last line: this run's figures
 

@@ -40,6 +40,9 @@ from services.rounds.clock import Clock
 from services.rounds.errors import RoundError
 from services.rounds.players import PlayerService
 from services.rounds.service import RoundService
+from services.wallet.outbox import SeamlessWallet, WalletError
+from services.wallet.protocol import WalletConfig
+from services.wallet.sender import WalletSender
 
 log = logging.getLogger("studio.api")
 STREAM_POLL_S = 0.25  # without a broker: how often a watched table's public state is read
@@ -48,7 +51,7 @@ STREAM_POLL_S = 0.25  # without a broker: how often a watched table's public sta
 PRIVATE_POLL_S = 2.0
 
 # Every package's errors carry their own ``code`` and HTTP ``status``; the API maps them by base class.
-ERRORS: tuple[type[Exception], ...] = (RoundError, GameError, LedgerError, CardError)
+ERRORS: tuple[type[Exception], ...] = (RoundError, GameError, LedgerError, CardError, WalletError)
 
 
 def create_app(
@@ -58,6 +61,7 @@ def create_app(
     threads: int = POOL_SIZE,
     notify: Callable[[str], None] | None = None,
     relay: ViewRelay | None = None,
+    wallet: WalletConfig | None = None,
 ) -> FastAPI:
     """The API on ``database``; ``threads`` endpoints run at once (match it to the connection pool).
 
@@ -67,13 +71,24 @@ def create_app(
     database, once per watched table every ``STREAM_POLL_S`` whatever its number of viewers.
     """
     sessions = session_factory(database)
+    rounds = RoundService(sessions, clock)
+    sender = None
+    if wallet is not None:  # the stakes of operator's-wallet tables; its outbox sent in the background
+        rounds.wallet = SeamlessWallet(sessions, wallet)
+        sender = WalletSender(rounds.wallet)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         # Endpoints are sync and run in anyio's thread pool (40 by default). More threads than
         # pooled connections only queue on the pool and contend for the GIL.
         anyio.to_thread.current_default_thread_limiter().total_tokens = threads
-        yield
+        if sender is not None:
+            sender.start()
+        try:
+            yield
+        finally:
+            if sender is not None:
+                sender.stop()
 
     app = StudioAPI(
         title="studio",
@@ -82,7 +97,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.services = Services(
-        rounds=RoundService(sessions, clock), wallets=WalletService(sessions, currency), players=PlayerService(sessions)
+        rounds=rounds, wallets=WalletService(sessions, currency), players=PlayerService(sessions)
     )
     if notify is not None:
         app.state.services = replace(app.state.services, notify=notify)

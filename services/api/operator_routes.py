@@ -84,8 +84,9 @@ def me(operator: CurrentOperator) -> dict[str, str]:
 @router.post("/tables", status_code=201)
 def create_table(body: TableIn, _operator: CurrentOperator, services: ServicesDep) -> TableIn:
     services.rounds.create_table(
-        body.id, body.currency, body.settings, body.game, body.video_url_template, body.allow_return_over_100
-    )
+        body.id, body.currency, body.settings, body.game, body.video_url_template, body.allow_return_over_100,
+        body.wallet,
+    )  # fmt: skip
     if (body.overlay_delay_ms, body.language) != (0, "en"):
         display.change_display(services.rounds, body.id, body.overlay_delay_ms, body.language)
     return body

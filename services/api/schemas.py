@@ -38,6 +38,10 @@ RETURN_OVERRIDE = (
 
 OVERLAY_DELAY = "the overlay holds every change back this long, to match the viewers' stream latency (ms)"
 LANGUAGE = "the table's language on its overlay: English, Vietnamese or Thai"
+WALLET = (
+    "whose books hold the players' money, fixed for the table's life: internal (the studio's ledger) or operator "
+    "(the operator's wallet over HTTP, the studio's ledger its mirror; Pok Deng tables)"
+)
 
 
 class TableIn(Strict):
@@ -49,6 +53,7 @@ class TableIn(Strict):
     allow_return_over_100: Annotated[bool, Field(description=RETURN_OVERRIDE)] = False
     overlay_delay_ms: Annotated[int, Field(ge=0, le=30_000, description=OVERLAY_DELAY)] = 0
     language: Annotated[Literal["en", "vi", "th"], Field(description=LANGUAGE)] = "en"
+    wallet: Annotated[Literal["internal", "operator"], Field(description=WALLET)] = "internal"
 
 
 class TableChangeIn(Strict):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -39,7 +40,13 @@ def run_api(args: argparse.Namespace) -> int:
     from services.api.consoles import ViewRelay
     from services.api.notify import RoundNotifier
     from services.bus.broker import BrokerNotFoundError, broker_url
+    from services.wallet.protocol import WalletSettingsError, config_from
 
+    try:
+        wallet = config_from(os.environ)
+    except WalletSettingsError as error:
+        print(f"studio api: {error}", file=sys.stderr)
+        return 2
     engine = open_database(args, "studio api")
     if engine is None:
         return 2
@@ -48,9 +55,9 @@ def run_api(args: argparse.Namespace) -> int:
     except BrokerNotFoundError:
         # no broker: the controller still sees API changes at its next re-read (within a second);
         # the dealer console feed answers 503 until the API runs beside a broker
-        app = create_app(engine)
+        app = create_app(engine, wallet=wallet)
     else:
-        app = create_app(engine, notify=RoundNotifier(url), relay=ViewRelay(url))
+        app = create_app(engine, notify=RoundNotifier(url), relay=ViewRelay(url), wallet=wallet)
     serve(app, args.host, args.port)
     return 0
 

@@ -26,6 +26,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "cards": ("cards", "camera card recognition: calibrate, recognize, generated deck"),
     "controller": ("controller", "run the round controller for some tables"),
     "ops": ("ops", "operator tools: list rounds, show a round in full (log, shoe journal, wagers, money)"),
+    "wallet": ("wallet", "the operator's wallet: reconcile the studio's mirror with its answers, send the outbox"),
     "sim": ("sim", "the deterministic studio simulation: seeded rounds with faults, every invariant checked"),
 }
 

@@ -64,6 +64,22 @@ def begin(session: Session, key: str, actor: str, request: dict[str, Any]) -> di
     return stored
 
 
+def stored(session: Session, key: str, actor: str, request: dict[str, Any]) -> dict[str, Any] | None:
+    """What ``begin`` would return for a finished request, without claiming the key: the stored response, or None
+    (never used, or still in progress). A key used for another request is refused as ``begin`` refuses it."""
+    if not key or len(key) > MAX_KEY_LENGTH:
+        raise IdempotencyConflictError(f"idempotency key must be 1–{MAX_KEY_LENGTH} characters, got {len(key)}")
+    row = session.connection().execute(STORED, {"key": key}).first()
+    if row is None or not row.response:
+        return None
+    if row.actor != actor or row.request_hash != fingerprint(request):
+        raise IdempotencyConflictError(
+            f"idempotency key {key!r} was already used for a different request; use a new key"
+        )
+    response: dict[str, Any] = json.loads(row.response)
+    return response
+
+
 def finish(session: Session, key: str, response: dict[str, Any]) -> dict[str, Any]:
     session.connection().execute(FINISH, {"b_key": key, "b_response": json.dumps(response)})
     return response

@@ -109,6 +109,9 @@ class Adapter:
 
     game_name: ClassVar[str]
     actions: tuple[Action, ...] = ()
+    # whether its tables may keep the players' money in the operator's wallet (``services.wallet.seamless``): a
+    # game whose losses never exceed what was staked (a room settles players against each other beyond their holds)
+    operator_wallet: ClassVar[bool] = False
 
     @property
     def game(self) -> Game[Any, Any]:

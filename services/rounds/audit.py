@@ -30,6 +30,7 @@ from services.rounds.models import GameTable, Round, RoundLogEntry, Wager
 from services.rounds.returns import table_returns
 from services.rounds.service import RoundService, stored_round
 from services.rounds.video import video_link
+from services.wallet.models import WalletCallRecord
 
 STATES: Final = ("open", "settled", "void", "corrected")
 CARD_CODE: Final = re.compile(r"[2-9TJQKA][SHDC]")
@@ -101,7 +102,7 @@ def tables(service: RoundService, table_id: str | None = None) -> list[dict[str,
         {"table_id": t.id, "game": t.game, "currency": t.currency, "settings": json.loads(t.settings),
          "returns": table_returns(t.game, game_named(t.game).settings(json.loads(t.settings))),
          "allow_return_over_100": t.allow_return_over_100, "video_url_template": t.video_url_template,
-         "display": display_of(t)}
+         "display": display_of(t), "wallet": t.wallet}
         for t in rows
     ]  # fmt: skip
 
@@ -138,7 +139,21 @@ def round_audit(service: RoundService, round_id: str) -> dict[str, Any]:
                 for w in wagers
             ],
             "money": _money(session, round_id),
+            "wallet_calls": _wallet_calls(session, round_id),
         }
+
+
+def _wallet_calls(session: Session, round_id: str) -> list[dict[str, Any]]:
+    """The round's calls to the operator's wallet (an operator's-wallet table) and what the operator answered."""
+    rows = session.scalars(
+        select(WalletCallRecord).where(WalletCallRecord.round_id == round_id).order_by(WalletCallRecord.created_at)
+    )
+    return [
+        {"transaction_id": r.transaction_id, "purpose": r.purpose, "kind": r.kind, "player": r.player,
+         "amount": r.amount, "status": r.status, "attempts": r.attempts,
+         "answer": json.loads(r.answer) if r.answer else None, "last_error": r.last_error or None}
+        for r in rows
+    ]  # fmt: skip
 
 
 def _cards(dealt: list[Card], positions: list[str | None], shown: set[str] | None) -> list[dict[str, Any]]:

@@ -63,6 +63,9 @@ class GameTable(Base):
     # language its overlay speaks (``services.rounds.display``)
     overlay_delay_ms: Mapped[int] = mapped_column(Integer, default=0)
     language: Mapped[str] = mapped_column(String(8), default="en")
+    # whose books hold the players' money: ``internal`` (the studio's ledger) or ``operator`` (the operator's
+    # wallet, called over HTTP; the ledger mirrors each movement: ``services.wallet.seamless``); fixed at creation
+    wallet: Mapped[str] = mapped_column(String(16), default="internal")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

@@ -39,6 +39,7 @@ from services.rounds.engines import load
 from services.rounds.errors import BettingClosedError, NotFoundError, RecalculationRefusedError
 from services.rounds.models import Round, ThresholdChange, Wager
 from services.rounds.service import Applied, RoundService, stored_round
+from services.rounds.stakes import Debit, staked
 
 ROUNDS = cast(Table, Round.__table__)
 WAGERS = cast(Table, Wager.__table__)
@@ -111,16 +112,19 @@ class WagerOut(BaseModel):
     stake: int
 
 
+BALANCE = "the wallet's balance after it: the operator's on an operator's-wallet table (null if it did not say)"
+
+
 class SlipOut(BaseModel):
     round_id: str
     wagers: list[WagerOut]
-    balance: int
+    balance: Annotated[int | None, Field(description=BALANCE)]
 
 
 class InsuranceOut(BaseModel):
     round_id: str
     insurance: int
-    balance: int
+    balance: Annotated[int | None, Field(description=BALANCE)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +153,7 @@ class Slip:
 
 class PokDengAdapter(Adapter):
     game_name = "pokdeng"
+    operator_wallet = True
 
     def __init__(self) -> None:
         self.actions = (
@@ -166,28 +171,39 @@ class PokDengAdapter(Adapter):
     def place_bets(
         self, service: RoundService, player: str, round_id: str, bets: Sequence[Bet], key: str
     ) -> dict[str, Any]:
-        """Place or raise wagers on one side of the round; all are in, with their holds, or none."""
+        """Place or raise wagers on one side of the round; all are in, with their holds, or none (on an operator's
+        wallet table, only once the operator has debited them: ``services.rounds.stakes``)."""
         request = {"op": "bets", "round": round_id, "bets": [[str(b.side), str(b.seat), b.stake] for b in bets]}
 
-        def work(session: Session) -> dict[str, Any]:
-            stored = idempotency.begin(session, key, player, request)
-            if stored is not None:
-                return stored
+        def plan(session: Session) -> tuple[str, datetime, Slip]:
             connection = session.connection()
             round_, now = self._betting_round(service, connection, round_id)
             if not bets:
                 raise BettingClosedError("a bet slip needs at least one bet")
             settings = service.round_settings(round_id, round_.settings, POKDENG)
-            ledger = service.ledger(session, round_.table_id)
-            wallet, locked = service.accounts.lock_player(session, ledger, player)
             own = connection.execute(OWN_WAGERS, {"round_id": round_id, "player": player}).all()
-            slip = _plan_slip(settings, player, round_id, own, bets, now)
+            return round_.table_id, now, _plan_slip(settings, player, round_id, own, bets, now)
+
+        def place(session: Session, debit: Debit | None) -> dict[str, Any]:
+            stored = idempotency.begin(session, key, player, request)
+            if stored is not None:
+                return stored
+            table_id, now, slip = plan(session)
+            ledger = service.ledger(session, table_id)
+            wallet, locked = service.accounts.lock_player(session, ledger, player)
+            if debit is not None:
+                holding = sum(amount for _, amount in slip.holds)
+                locked = debit.mirror(session, ledger, player, round_id, wallet, locked, holding)
             holds = ledger.place_holds(player, round_id, slip.holds, locked)
-            _write_wagers(connection, slip, now)
-            response = {"round_id": round_id, "wagers": slip.answer(), "balance": holds.balances[wallet]}
+            _write_wagers(session.connection(), slip, now)
+            balance = holds.balances[wallet] if debit is None else debit.balance
+            response = {"round_id": round_id, "wagers": slip.answer(), "balance": balance}
             return idempotency.finish(session, key, response)
 
-        return service.run(work)
+        def amount(session: Session) -> int:
+            return sum(amount for _, amount in plan(session)[2].holds)
+
+        return staked(service, player, round_id, key, request, amount, place, "bet")
 
     def close_betting(self, service: RoundService, round_id: str, actor: str = "controller") -> Applied:
         """Close betting: the round's wagers enter its log in order of first placement."""
@@ -265,22 +281,34 @@ class PokDengAdapter(Adapter):
         """Insurance is held like a wager (1 × its amount) and settles with the round."""
         request = {"op": "insurance", "round": round_id, "amount": amount}
 
-        def work(session: Session) -> dict[str, Any]:
-            stored = idempotency.begin(session, key, player, request)
-            if stored is not None:
-                return stored
+        def checked(session: Session) -> tuple[Round, PokDengRound, ev.BuyInsurance]:
             round_ = service.locked_round(session, round_id)
             engine = service.engine(session, round_)
             service.check_window(round_)
             command = ev.BuyInsurance(player, amount)
             engine.verify(command)
+            return round_, engine, command
+
+        def place(session: Session, debit: Debit | None) -> dict[str, Any]:
+            stored = idempotency.begin(session, key, player, request)
+            if stored is not None:
+                return stored
+            round_, engine, command = checked(session)
             ledger = service.ledger(session, round_.table_id)
-            ledger.hold(player, amount, round_id, INSURANCE + player)
+            wallet, locked = service.accounts.lock_player(session, ledger, player)
+            if debit is not None:
+                locked = debit.mirror(session, ledger, player, round_id, wallet, locked, amount)
+            holds = ledger.place_holds(player, round_id, [(INSURANCE + player, amount)], locked)
             service.append(session, round_, engine, command, player)
-            response = {"round_id": round_id, "insurance": amount, "balance": ledger.wallet(player)}
+            balance = holds.balances[wallet] if debit is None else debit.balance
+            response = {"round_id": round_id, "insurance": amount, "balance": balance}
             return idempotency.finish(session, key, response)
 
-        return service.run(work)
+        def insured(session: Session) -> int:
+            checked(session)
+            return amount
+
+        return staked(service, player, round_id, key, request, insured, place, "insurance")
 
     def close_insurance(self, service: RoundService, round_id: str, actor: str = "controller") -> Applied:
         return service.command(round_id, lambda _game: ev.CloseInsurance(), actor)

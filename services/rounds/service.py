@@ -59,6 +59,8 @@ from services.rounds.errors import (
 from services.rounds.models import GameTable, Round, RoundLogEntry
 from services.rounds.returns import check_returns
 from services.rounds.video import checked_template
+from services.wallet.outbox import SeamlessWallet
+from services.wallet.seamless import INTERNAL, OPERATOR, WALLETS, pay_out, roll_back_stakes, take_back
 
 T = TypeVar("T")
 SETTINGS_CACHE = 1024  # rounds whose parsed settings are kept
@@ -67,10 +69,11 @@ ADVANCED = "engines"  # session.info key: engines this transaction advanced, cac
 
 @dataclass(frozen=True, slots=True)
 class TableInfo:
-    """What never changes about a table: its game and currency."""
+    """What never changes about a table: its game, its currency and whose wallet holds its players' money."""
 
     game: str
     currency: str
+    wallet: str = INTERNAL
 
 
 @dataclass
@@ -122,6 +125,8 @@ class RoundService:
         self._lock = threading.Lock()
         # a table's one writer (the controller) refuses its own writes once it lost the table's lease
         self.fence: Callable[[Session, str], None] | None = None
+        # the operator's wallet, for the stakes of ``wallet: operator`` tables (the API process's; payouts need none)
+        self.wallet: SeamlessWallet | None = None
 
     # ---- tables and rounds -----------------------------------------------------------
 
@@ -133,13 +138,21 @@ class RoundService:
         game: str = "pokdeng",
         video_url_template: str = "",
         allow_return_over_100: bool = False,
+        wallet: str = INTERNAL,
     ) -> None:
         """A new table. Settings that let a house bet return 100 % or more are refused unless
-        ``allow_return_over_100`` (``services.rounds.returns``)."""
+        ``allow_return_over_100`` (``services.rounds.returns``). ``wallet``: ``internal`` (the studio's ledger) or
+        ``operator`` (the operator's wallet: ``services.wallet.seamless``), fixed for the table's life."""
         port = game_named(game)
         table_settings = port.settings(settings or {})
         validate_currency(currency)
         template = checked_template(video_url_template)
+        if wallet not in WALLETS:
+            raise RoundError(f"wallet must be one of {', '.join(WALLETS)}, got {wallet!r}")
+        if wallet == OPERATOR and not adapter(game).operator_wallet:
+            raise RoundError(
+                f"a {game} table cannot use the operator's wallet: its players can lose more than they staked"
+            )
         check_returns(table_id, game, table_settings, allow_return_over_100)
 
         def work(session: Session) -> None:
@@ -149,7 +162,7 @@ class RoundService:
             session.add(
                 GameTable(
                     id=table_id, game=game, currency=currency, settings=raw, video_url_template=template,
-                    allow_return_over_100=allow_return_over_100,
+                    allow_return_over_100=allow_return_over_100, wallet=wallet,
                 )
             )  # fmt: skip
 
@@ -236,13 +249,15 @@ class RoundService:
         return run_transaction(self.sessions, work)
 
     def table(self, session: Session, table_id: str) -> TableInfo:
-        """The table's game and currency (they never change, so each is looked up once)."""
+        """The table's game, currency and wallet (they never change, so each is looked up once)."""
         info = self._tables.get(table_id)
         if info is None:
-            row = session.execute(select(GameTable.game, GameTable.currency).where(GameTable.id == table_id)).first()
+            row = session.execute(
+                select(GameTable.game, GameTable.currency, GameTable.wallet).where(GameTable.id == table_id)
+            ).first()
             if row is None:
                 raise NotFoundError(f"table {table_id!r} does not exist")
-            info = TableInfo(row.game, row.currency)
+            info = TableInfo(row.game, row.currency, row.wallet)
             self._tables[table_id] = info
         return info
 
@@ -476,8 +491,14 @@ class RoundService:
             events = self.append(session, round_, engine, port.void(reason), actor)
             ledger = self.ledger(session, round_.table_id)
             ledger.void_holds(round_id)
+            owed = {}
             for player, net in sorted((was_settled or {}).items()):
-                ledger.adjust(player, -net, round_id, f"void: {reason}")
+                owed[player] = ledger.adjust(player, -net, round_id, f"void: {reason}")
+            if self.table(session, round_.table_id).wallet == OPERATOR:
+                if was_settled is None:
+                    roll_back_stakes(session, ledger, round_id, f"void: {reason}")
+                else:
+                    self._mirror_adjustments(session, ledger, round_, owed, "void", f"void: {reason}")
             round_.voided_at = self.clock.now()
             return self.applied(session, round_, events, engine)
 
@@ -503,9 +524,12 @@ class RoundService:
             before, after = port.nets(old), port.nets(new)
             ledger = self.ledger(session, round_.table_id)
             changes = {p: after.get(p, 0) - before.get(p, 0) for p in sorted(set(before) | set(after))}
-            for player, delta in changes.items():
-                ledger.adjust(player, delta, round_id, f"recalculated from video {video_ref}")
+            memo = f"recalculated from video {video_ref}"
+            owed = {player: ledger.adjust(player, delta, round_id, memo) for player, delta in changes.items()}
             self._log(session, round_, {"type": RECALCULATE, "cards": codes, "video_ref": video_ref}, actor)
+            if self.table(session, round_.table_id).wallet == OPERATOR:
+                cause = f"correction{round_.log_length}"
+                self._mirror_adjustments(session, ledger, round_, owed, cause, memo)
             round_.result = json.dumps(port.result(new))
             self.adapter_of(session, round_).settled(self, session, round_, new)
             advanced(session, round_, new, port)
@@ -613,11 +637,23 @@ class RoundService:
 
     def _settle(self, session: Session, round_: Round, engine: Any, port: Game[Any, Any], payouts: list[Any]) -> None:
         stakes = [StakeResult(p.player, p.stake_id, p.net, p.commission, p.beyond_hold) for p in payouts]
+        ledger = self.ledger(session, round_.table_id)
         with metrics.SETTLEMENT_SECONDS.time():
-            settle_round(self.ledger(session, round_.table_id), round_.id, stakes)
+            settle_round(ledger, round_.id, stakes)
+            if self.table(session, round_.table_id).wallet == OPERATOR:
+                pay_out(session, ledger, round_.id, [p.player for p in payouts], "settlement", "settlement")
         round_.settled_at = self.clock.now()
         round_.result = json.dumps(port.result(engine))
         self.adapter_of(session, round_).settled(self, session, round_, engine)
+
+    @staticmethod
+    def _mirror_adjustments(
+        session: Session, ledger: Ledger, round_: Round, owed: dict[str, int], cause: str, reason: str
+    ) -> None:
+        """A correction or void of a settled round on an operator's-wallet table: what it gave back is credited,
+        what it took back (recorded as debt) is debited."""
+        pay_out(session, ledger, round_.id, [p for p in sorted(owed) if ledger.wallet(p) > 0], cause, reason)
+        take_back(session, ledger, round_.id, owed, cause, reason)
 
     def _log(self, session: Session, round_: Round, entry: dict[str, Any], actor: str) -> None:
         round_.log_length += 1

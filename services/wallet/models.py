@@ -12,6 +12,12 @@ from services.ledger.models import utcnow
 
 PENDING, OK, REFUSED = "pending", "ok", "refused"
 
+# why a call was made (what the studio does with its answer)
+STAKE = "stake"  # a debit before a bet or insurance is accepted; mirrored when the stake is placed
+PAYOUT = "payout"  # a credit of what a round (or its correction) gives back; mirrored when recorded
+ROLLBACK = "rollback"  # a stake's debit undone (a void, or a stake that was not placed); mirrored when recorded
+COLLECT = "collect"  # a debit of what a correction takes back; mirrored (paying the recorded debt) once accepted
+
 
 class WalletCallRecord(Base):
     """One call (its exact signed body) and, once the operator has answered, its final answer."""
@@ -21,6 +27,7 @@ class WalletCallRecord(Base):
         CheckConstraint("status IN ('pending', 'ok', 'refused')", name="wallet_call_status_known"),
         Index("ix_wallet_calls_status", "status", "created_at"),
         Index("ix_wallet_calls_round", "round_id"),
+        Index("ix_wallet_calls_unmirrored", "purpose", "mirrored_at"),
     )
 
     request_id: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -38,3 +45,5 @@ class WalletCallRecord(Base):
     last_error: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     answered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    purpose: Mapped[str] = mapped_column(String(16))
+    mirrored_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # the ledger's mirror written

@@ -11,12 +11,9 @@ debit the operator accepted (an unknown debit is first resolved by asking again;
 
 from __future__ import annotations
 
-import json
 import logging
 import time
-import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 import httpx
 from sqlalchemy import select
@@ -25,20 +22,23 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from services.db.unit_of_work import run_transaction
 from services.ledger.models import utcnow
-from services.wallet.models import OK, PENDING, REFUSED, WalletCallRecord
+from services.wallet.models import OK, PAYOUT, PENDING, REFUSED, ROLLBACK, STAKE, WalletCallRecord
 from services.wallet.protocol import WalletAnswer, WalletCall, WalletConfig, answer_from, signature
+from services.wallet.seamless import new_call, record_of, rollback_of
 
 log = logging.getLogger("studio.wallet")
 
 
 class WalletError(Exception):
     code = "wallet_error"
+    status = 409
 
 
 class WalletRefusedError(WalletError):
     """The operator refused the movement (final): insufficient funds, a blocked player, …"""
 
     code = "wallet_refused"
+    status = 409
 
     def __init__(self, answer: WalletAnswer) -> None:
         super().__init__(f"the operator's wallet refused it: {answer.code} {answer.message}".strip())
@@ -49,6 +49,7 @@ class OutcomeUnknownError(WalletError):
     """No final answer yet: the call stays in the outbox and is sent again until the operator answers."""
 
     code = "wallet_unavailable"
+    status = 503
 
 
 class SeamlessWallet:
@@ -67,17 +68,27 @@ class SeamlessWallet:
     # ---- the movements ------------------------------------------------------------------------
 
     def debit(
-        self, player: str, amount: int, currency: str, round_id: str, transaction_id: str, reason: str = ""
+        self,
+        player: str,
+        amount: int,
+        currency: str,
+        round_id: str,
+        transaction_id: str,
+        reason: str = "",
+        purpose: str = STAKE,
     ) -> WalletAnswer:
-        return self.submit(self._call("debit", player, amount, currency, round_id, transaction_id, reason))
+        return self.submit(new_call("debit", player, amount, currency, round_id, transaction_id, reason), purpose)
 
     def credit(
         self, player: str, amount: int, currency: str, round_id: str, transaction_id: str, reason: str = ""
     ) -> WalletAnswer:
-        return self.submit(self._call("credit", player, amount, currency, round_id, transaction_id, reason))
+        call = new_call("credit", player, amount, currency, round_id, transaction_id, reason)
+        return self.submit(call, PAYOUT)
 
     def rollback(self, original_transaction_id: str, reason: str = "") -> WalletAnswer | None:
-        """Undo a debit: sent only if the operator accepted it (None: it never took effect, nothing to undo)."""
+        """Undo a debit the studio never mirrored (a stake that was not placed): sent only if the operator accepted
+        it (None: it never took effect, nothing to undo). Placed stakes are rolled back with their mirror
+        (``seamless.roll_back_stakes``)."""
         with self.sessions() as session:
             original = session.scalar(
                 select(WalletCallRecord).where(WalletCallRecord.transaction_id == original_transaction_id)
@@ -86,23 +97,23 @@ class SeamlessWallet:
             raise WalletError(f"no debit {original_transaction_id!r} was sent to the operator's wallet")
         if original.status == PENDING:  # unknown: ask again (same ids) until the operator says what happened
             try:
-                self.submit(WalletCall.model_validate_json(original.body))
+                self.submit(WalletCall.model_validate_json(original.body), original.purpose)
             except WalletRefusedError:
                 return None
         elif original.status == REFUSED:
             return None
-        call = self._call(
+        call = new_call(
             "rollback", original.player, original.amount, original.currency, original.round_id,
-            f"rollback:{original_transaction_id}", reason, original=original_transaction_id,
+            rollback_of(original_transaction_id), reason, original=original_transaction_id,
         )  # fmt: skip
-        return self.submit(call)
+        return self.submit(call, ROLLBACK, mirrored=True)  # nothing of the debit was mirrored: nothing to reverse
 
     # ---- the outbox ---------------------------------------------------------------------------
 
-    def submit(self, call: WalletCall) -> WalletAnswer:
+    def submit(self, call: WalletCall, purpose: str, mirrored: bool = False) -> WalletAnswer:
         """Record the call (or find it: the same transaction is never sent under new ids), then send it until the
         operator answers or the attempts run out."""
-        record = self._record(call)
+        record = self._record(call, purpose, mirrored)
         if record.status != PENDING:
             return self._final(record)
         return self._send(record)
@@ -116,14 +127,14 @@ class SeamlessWallet:
         left = 0
         for record in pending:
             try:
-                self._send(record)
+                self._send(record, attempts=1)
             except OutcomeUnknownError:
                 left += 1
             except WalletRefusedError:
                 pass
         return left
 
-    def _record(self, call: WalletCall) -> WalletCallRecord:
+    def _record(self, call: WalletCall, purpose: str, mirrored: bool) -> WalletCallRecord:
         def write(session: Session) -> WalletCallRecord:
             found = session.scalar(
                 select(WalletCallRecord).where(WalletCallRecord.transaction_id == call.transaction_id)
@@ -145,12 +156,7 @@ class SeamlessWallet:
                         f"{found.currency} for {found.player}: one id names one movement"
                     )
                 return found
-            record = WalletCallRecord(
-                request_id=call.request_id, transaction_id=call.transaction_id, kind=call.kind, player=call.player,
-                amount=call.amount, currency=call.currency, round_id=call.round_id,
-                original_transaction_id=call.original_transaction_id, body=call.body().decode(), status=PENDING,
-                attempts=0, last_error="", created_at=utcnow(),
-            )  # fmt: skip
+            record = record_of(call, purpose, mirrored)
             session.add(record)
             session.flush()
             return record
@@ -160,15 +166,15 @@ class SeamlessWallet:
         except IntegrityError:  # recorded meanwhile by another sender of the same transaction
             return run_transaction(self.sessions, write)
 
-    def _send(self, record: WalletCallRecord) -> WalletAnswer:
+    def _send(self, record: WalletCallRecord, attempts: int | None = None) -> WalletAnswer:
         body = record.body.encode()
         headers = {
             "Content-Type": "application/json",
             self.config.signature_header: signature(body, self.config.secret),
             "X-Studio-Request-Id": record.request_id,
         }
-        delay, error = self.config.backoff_s, ""
-        for attempt in range(self.config.attempts):
+        delay, error, tries = self.config.backoff_s, "", attempts or self.config.attempts
+        for attempt in range(tries):
             if attempt:
                 self.sleep(delay)
                 delay *= 2
@@ -182,7 +188,7 @@ class SeamlessWallet:
                     return self._answered(record, answer, attempt + 1)
                 error = f"HTTP {response.status_code}: no signed final answer"
             log.warning("wallet call %s (%s %s): %s", record.request_id, record.kind, record.transaction_id, error)
-        self._attempted(record, self.config.attempts, error)
+        self._attempted(record, tries, error)
         raise OutcomeUnknownError(
             f"the operator's wallet has not answered {record.kind} {record.transaction_id} ({error}); "
             "it is asked again until it does"
@@ -221,31 +227,3 @@ class SeamlessWallet:
         if answer.status == "refused":
             raise WalletRefusedError(answer)
         return answer
-
-    def _call(
-        self,
-        kind: str,
-        player: str,
-        amount: int,
-        currency: str,
-        round_id: str,
-        transaction_id: str,
-        reason: str,
-        original: str | None = None,
-    ) -> WalletCall:
-        return WalletCall(
-            request_id=uuid.uuid4().hex, transaction_id=transaction_id, kind=kind, player=player,  # type: ignore[arg-type]
-            amount=amount, currency=currency, round_id=round_id, original_transaction_id=original, reason=reason,
-            sent_at=datetime.now(UTC).isoformat(),
-        )  # fmt: skip
-
-
-def recorded_answers(sessions: sessionmaker[Session], round_id: str) -> list[dict[str, object]]:
-    """Every call of a round and what the operator answered (for reconciliation)."""
-    with sessions() as session:
-        rows = session.scalars(select(WalletCallRecord).where(WalletCallRecord.round_id == round_id))
-        return [
-            {"transaction_id": r.transaction_id, "kind": r.kind, "player": r.player, "amount": r.amount,
-             "status": r.status, "answer": json.loads(r.answer) if r.answer else None}
-            for r in rows
-        ]  # fmt: skip

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -84,6 +85,28 @@ class WalletConfig:
 
     def url(self, kind: str) -> str:
         return f"{self.base_url.rstrip('/')}/{kind}"
+
+
+class WalletSettingsError(ValueError):
+    """The studio's wallet settings (environment) are incomplete or malformed."""
+
+
+def config_from(environment: Mapping[str, str]) -> WalletConfig | None:
+    """The operator's wallet of ``STUDIO_WALLET_URL`` (http or https), signed with ``STUDIO_WALLET_SECRET`` (at
+    least 16 characters) in the header ``STUDIO_WALLET_SIGNATURE_HEADER`` (default ``X-Studio-Signature``); None
+    when no URL is set (every table keeps its money in the studio's ledger)."""
+    url = environment.get("STUDIO_WALLET_URL", "").strip()
+    if not url:
+        return None
+    if not url.startswith(("http://", "https://")):
+        raise WalletSettingsError(f"STUDIO_WALLET_URL must be an http:// or https:// address, got {url!r}")
+    secret = environment.get("STUDIO_WALLET_SECRET", "")
+    if len(secret) < 16:
+        raise WalletSettingsError("STUDIO_WALLET_SECRET must be set, at least 16 characters, with STUDIO_WALLET_URL")
+    header = environment.get("STUDIO_WALLET_SIGNATURE_HEADER", SIGNATURE_HEADER).strip()
+    if not header or not all(c.isalnum() or c == "-" for c in header):
+        raise WalletSettingsError(f"STUDIO_WALLET_SIGNATURE_HEADER must be a header name, got {header!r}")
+    return WalletConfig(url, secret.encode(), header)
 
 
 def answer_from(body: bytes, headers: Any, config: WalletConfig) -> WalletAnswer | None:

@@ -1,4 +1,5 @@
-"""The outbox of calls to an operator's wallet (seamless wallet): recorded before sent, kept until answered.
+"""The outbox of calls to an operator's wallet (seamless wallet): recorded before sent, kept until answered; and each
+table's wallet (``internal``: the studio's ledger; ``operator``: the operator's wallet, the ledger its mirror).
 
 Revision ID: 0014
 Revises: 0013
@@ -31,13 +32,21 @@ def upgrade() -> None:
         sa.Column("last_error", sa.Text(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("answered_at", sa.DateTime(timezone=True)),
+        sa.Column("purpose", sa.String(16), nullable=False),
+        sa.Column("mirrored_at", sa.DateTime(timezone=True)),
         sa.CheckConstraint("status IN ('pending', 'ok', 'refused')", name="wallet_call_status_known"),
     )
     op.create_index("ix_wallet_calls_status", "wallet_calls", ["status", "created_at"])
     op.create_index("ix_wallet_calls_round", "wallet_calls", ["round_id"])
+    op.create_index("ix_wallet_calls_unmirrored", "wallet_calls", ["purpose", "mirrored_at"])
+    with op.batch_alter_table("game_tables") as batch:
+        batch.add_column(sa.Column("wallet", sa.String(16), nullable=False, server_default="internal"))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("game_tables") as batch:
+        batch.drop_column("wallet")
+    op.drop_index("ix_wallet_calls_unmirrored", "wallet_calls")
     op.drop_index("ix_wallet_calls_round", "wallet_calls")
     op.drop_index("ix_wallet_calls_status", "wallet_calls")
     op.drop_table("wallet_calls")

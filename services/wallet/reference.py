@@ -1,5 +1,6 @@
-"""A reference operator's wallet: a real HTTP server (FastAPI under uvicorn, on a free port) speaking the seamless
-protocol, that the tests can make misbehave.
+"""A reference operator's wallet: a real HTTP server (FastAPI under uvicorn) speaking the seamless protocol — what an
+operator integrating the studio builds on their side, here to test and measure the studio against, and to make
+misbehave.
 
 It keeps balances, applies each ``transaction_id`` once (a repeat gets the first answer again, as the protocol
 requires), refuses a debit beyond the balance or of a blocked player, rolls back only debits it applied, checks
@@ -13,7 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -25,8 +29,6 @@ import uvicorn
 from fastapi import FastAPI, Request, Response
 
 from services.wallet.protocol import SIGNATURE_HEADER, WalletCall, signature, signed_by
-from tests.conftest import free_port
-from tests.support import wait_until
 
 SECRET = b"shared-secret-for-tests"
 
@@ -41,6 +43,8 @@ class OperatorWallet:
     received: Counter[str] = field(default_factory=Counter)  # requests per transaction id
     applications: Counter[str] = field(default_factory=Counter)  # times each transaction changed a balance
     slow_s: float = 1.0
+    secret: bytes = SECRET
+    opening_balance: int = 0  # what a player the wallet has not met yet holds
 
     def app(self) -> FastAPI:
         app = FastAPI()
@@ -48,7 +52,7 @@ class OperatorWallet:
         @app.post("/{kind}")
         async def call(kind: str, request: Request) -> Response:
             body = await request.body()
-            if not signed_by(body, SECRET, request.headers.get(SIGNATURE_HEADER)):
+            if not signed_by(body, self.secret, request.headers.get(SIGNATURE_HEADER)):
                 return Response(status_code=401)
             wallet_call = WalletCall.model_validate_json(body)
             assert wallet_call.kind == kind
@@ -61,7 +65,7 @@ class OperatorWallet:
             if self._fault("lose"):
                 return Response(status_code=500)
             payload = _json(answer)
-            headers = {} if self._fault("unsigned") else {SIGNATURE_HEADER: signature(payload, SECRET)}
+            headers = {} if self._fault("unsigned") else {SIGNATURE_HEADER: signature(payload, self.secret)}
             return Response(payload, media_type="application/json", headers=headers)
 
         return app
@@ -82,7 +86,7 @@ class OperatorWallet:
 
     def _answer(self, call: WalletCall) -> dict[str, Any]:
         player, tid = call.player, call.transaction_id
-        balance = self.balances.get(player, 0)
+        balance = self.balances.get(player, self.opening_balance)
         if call.kind == "debit":
             if player in self.blocked:
                 return refused(tid, "player_blocked", f"{player} is blocked")
@@ -111,14 +115,29 @@ def _json(answer: dict[str, Any]) -> bytes:
 
 
 @contextmanager
-def serving(wallet: OperatorWallet) -> Iterator[str]:
-    """The wallet under uvicorn on a free port; yields its base URL."""
-    server = uvicorn.Server(uvicorn.Config(wallet.app(), host="127.0.0.1", port=free_port(), log_level="warning"))
+def serving(wallet: OperatorWallet, port: int = 0) -> Iterator[str]:
+    """The wallet under uvicorn in a thread, on ``port`` (0: a free one); yields its base URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", port))
+        port = int(probe.getsockname()[1])
+    server = uvicorn.Server(uvicorn.Config(wallet.app(), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    wait_until(lambda: server.started, 15, "the operator's wallet")
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError(f"the reference operator's wallet did not start on port {port}")
+        time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{server.config.port}"
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def app_from_environment() -> FastAPI:
+    """``uvicorn --factory services.wallet.reference:app_from_environment``: a wallet that opens every player with
+    ``REFERENCE_WALLET_OPENING`` minor units, signing with ``REFERENCE_WALLET_SECRET``."""
+    opening = int(os.environ.get("REFERENCE_WALLET_OPENING", "0"))
+    return OperatorWallet(secret=os.environ.get("REFERENCE_WALLET_SECRET", "").encode() or SECRET,
+                          opening_balance=opening).app()  # fmt: skip
