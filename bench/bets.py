@@ -321,6 +321,7 @@ class Request:
     path: str
     headers: dict[str, str] = field(default_factory=dict)
     body: dict[str, Any] | None = None
+    content: bytes | None = None  # sent as is (a signed body), instead of ``body`` as JSON
 
 
 def bet_requests(rng: random.Random, round_id: str, tokens: dict[str, str], max_slips: int) -> list[Request]:
@@ -378,9 +379,7 @@ async def drive(base: str, requests: list[Request], concurrency: int, server_pid
         async def worker(client: httpx.AsyncClient) -> None:
             for request in pending:  # the shared iterator bounds the whole run to len(requests)
                 start = time.perf_counter()
-                response = await client.request(
-                    request.method, request.path, headers=request.headers, json=request.body
-                )
+                response = await send(client, request)
                 latencies.append(time.perf_counter() - start)
                 statuses[response.status_code] += 1
 
@@ -392,6 +391,12 @@ async def drive(base: str, requests: list[Request], concurrency: int, server_pid
         for client in clients:
             await client.aclose()
     return Load(seconds, latencies, statuses, cpu)
+
+
+async def send(client: httpx.AsyncClient, request: Request) -> httpx.Response:
+    if request.content is not None:
+        return await client.request(request.method, request.path, headers=request.headers, content=request.content)
+    return await client.request(request.method, request.path, headers=request.headers, json=request.body)
 
 
 async def offered(
@@ -410,7 +415,7 @@ async def offered(
         await asyncio.sleep(max(0.0, due - time.perf_counter()))
         client = await idle.get()
         try:
-            response = await client.request(request.method, request.path, headers=request.headers, json=request.body)
+            response = await send(client, request)
         finally:
             idle.put_nowait(client)
         latencies.append(time.perf_counter() - due)

@@ -175,22 +175,25 @@ class PokDengAdapter(Adapter):
         wallet table, only once the operator has debited them: ``services.rounds.stakes``)."""
         request = {"op": "bets", "round": round_id, "bets": [[str(b.side), str(b.seat), b.stake] for b in bets]}
 
-        def plan(session: Session) -> tuple[str, datetime, Slip]:
-            connection = session.connection()
-            round_, now = self._betting_round(service, connection, round_id)
+        def betting(session: Session) -> tuple[Row[Any, Any, Any, Any], datetime]:
             if not bets:
                 raise BettingClosedError("a bet slip needs at least one bet")
+            return self._betting_round(service, session.connection(), round_id)
+
+        def plan(session: Session, round_: Row[Any, Any, Any, Any], now: datetime) -> Slip:
+            """The slip against the player's own wagers (read under the player's lock when placing)."""
             settings = service.round_settings(round_id, round_.settings, POKDENG)
-            own = connection.execute(OWN_WAGERS, {"round_id": round_id, "player": player}).all()
-            return round_.table_id, now, _plan_slip(settings, player, round_id, own, bets, now)
+            own = session.connection().execute(OWN_WAGERS, {"round_id": round_id, "player": player}).all()
+            return _plan_slip(settings, player, round_id, own, bets, now)
 
         def place(session: Session, debit: Debit | None) -> dict[str, Any]:
             stored = idempotency.begin(session, key, player, request)
             if stored is not None:
                 return stored
-            table_id, now, slip = plan(session)
-            ledger = service.ledger(session, table_id)
-            wallet, locked = service.accounts.lock_player(session, ledger, player)
+            round_, now = betting(session)
+            ledger = service.ledger(session, round_.table_id)
+            wallet, locked = service.accounts.lock_player(session, ledger, player)  # the player's requests queue here
+            slip = plan(session, round_, now)
             if debit is not None:
                 holding = sum(amount for _, amount in slip.holds)
                 locked = debit.mirror(session, ledger, player, round_id, wallet, locked, holding)
@@ -201,7 +204,7 @@ class PokDengAdapter(Adapter):
             return idempotency.finish(session, key, response)
 
         def amount(session: Session) -> int:
-            return sum(amount for _, amount in plan(session)[2].holds)
+            return sum(amount for _, amount in plan(session, *betting(session)).holds)
 
         return staked(service, player, round_id, key, request, amount, place, "bet")
 
