@@ -73,6 +73,24 @@ def schema_engine(url: str, schema: str, **options: Any) -> Engine:
     return make_engine(url, connect_args={"options": f"-csearch_path={schema}"}, **options)
 
 
+@contextmanager
+def bench_schema(url: str, prefix: str) -> Iterator[tuple[Engine, str, Engine]]:
+    """A migrated PostgreSQL schema of the run's own, dropped afterwards: (admin engine, schema, engine on it)."""
+    schema = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    admin = make_engine(url, pool_size=1)
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    engine = schema_engine(url, schema)
+    try:
+        migrate(engine)
+        yield admin, schema, engine
+    finally:
+        engine.dispose()
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
 def server_app() -> Any:
     """The uvicorn app factory (``bench.bets:server_app --factory``): the API on the benchmark's schema."""
     from services.api.app import create_app
@@ -485,13 +503,7 @@ def main() -> None:
     if not 1 <= args.concurrency <= 1_000 or not 1 <= args.players <= 1_000_000 or not 1 <= args.slips <= 100:
         parser.error("keep --concurrency ≤ 1000, --players ≤ 1,000,000 and --slips ≤ 100")
 
-    schema = f"bench_bets_{uuid.uuid4().hex[:8]}"
-    admin = make_engine(args.url, pool_size=1)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    engine = schema_engine(args.url, schema)
-    try:
-        migrate(engine)
+    with bench_schema(args.url, "bench_bets") as (admin, schema, engine):
         start = time.perf_counter()
         operator_token, tokens = register_and_fund(engine, args.players)
         print(f"setup: {args.players} players registered and funded in {time.perf_counter() - start:.1f} s")
@@ -505,11 +517,6 @@ def main() -> None:
                 bets_load = asyncio.run(drive(base, requests, args.concurrency, process.pid, args.rate))
             opened = opened_sessions(admin) - sessions_before
         print(check(engine, round_id, bets_load.accepted(201), args.players))
-    finally:
-        engine.dispose()
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
 
     print(
         f"server: uvicorn, {args.workers} worker(s), {args.threads or POOL_SIZE} threads each; "

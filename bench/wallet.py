@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
-from sqlalchemy import Engine, func, select, text
+from sqlalchemy import Engine, func, select
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -45,17 +45,16 @@ from bench.bets import (  # noqa: E402
     FUNDS,
     Load,
     Request,
+    bench_schema,
     bet_requests,
     drive,
     free_port,
     open_round,
     register_and_fund,
-    schema_engine,
     table,
     uvicorn_server,
 )
 from bench.processes import stop  # noqa: E402
-from services.db import make_engine, migrate  # noqa: E402
 from services.ledger.models import Hold  # noqa: E402
 from services.wallet.models import WalletCallRecord  # noqa: E402
 from services.wallet.protocol import SIGNATURE_HEADER, WalletCall, signature  # noqa: E402
@@ -131,13 +130,7 @@ def main() -> None:
     if not 1 <= args.concurrency <= 1_000 or not 1 <= args.players <= 100_000 or not 1 <= args.slips <= 20:
         parser.error("keep --concurrency ≤ 1000, --players ≤ 100,000 and --slips ≤ 20")
 
-    schema = f"bench_wallet_{uuid.uuid4().hex[:8]}"
-    admin = make_engine(args.url, pool_size=1)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    engine = schema_engine(args.url, schema)
-    try:
-        migrate(engine)
+    with bench_schema(args.url, "bench_wallet") as (_admin, schema, engine):
         operator_token, tokens = register_and_fund(engine, args.players)
         with operator_wallet() as (wallet_base, wallet_process):
             extra = {"STUDIO_WALLET_URL": wallet_base, "STUDIO_WALLET_SECRET": SECRET}
@@ -153,11 +146,6 @@ def main() -> None:
                 internal_load = asyncio.run(drive(base, internal, args.concurrency, process.pid, args.rate))
                 seamless_load = asyncio.run(drive(base, seamless, args.concurrency, process.pid, args.rate))
         print(check(engine, seamless_round, seamless_load.accepted(201)))
-    finally:
-        engine.dispose()
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
 
     offered = f"offered {args.rate:g}/s open loop" if args.rate else "closed loop"
     print(f"{args.players} players, {n} bet slips per phase, {args.concurrency} connections, bets {offered}")
