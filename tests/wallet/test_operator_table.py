@@ -22,6 +22,7 @@ from services.games.pokdeng import AwaitingCard, AwaitingDecision, AwaitingInsur
 from services.games.pokdeng.port import POKDENG
 from services.ledger.models import Account, Hold, Transfer
 from services.ledger.wallets import WalletService
+from services.rounds import audit
 from services.rounds.clock import ManualClock
 from services.rounds.models import Wager
 from services.rounds.players import PlayerService
@@ -130,6 +131,11 @@ def test_a_bet_is_debited_once_before_it_is_accepted_and_its_settlement_credited
     assert credits == [f"settlement:{round_id}:ana"]
     assert table.sender.step()["pending"] == 0 and table.wallet.applications[credits[0]] == 1
     table.all_square(round_id)
+    shown = audit.round_audit(table.service, round_id)["wallet_calls"]  # what the operator's page lists
+    assert [(c["purpose"], c["kind"], c["amount"], c["status"]) for c in shown] == [
+        ("stake", "debit", hold, "ok"),
+        ("payout", "credit", hold + nets["ana"], "ok"),
+    ]
 
 
 def test_a_loser_is_credited_zero_and_the_round_balances_at_the_operator(table: Table) -> None:

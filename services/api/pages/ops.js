@@ -186,6 +186,13 @@ async function showRound(roundId) {
     String(move.id), move.kind, money(move.amount, move.currency),
     move.from.account + (move.from.owner ? " " + move.from.owner : ""),
     move.to.account + (move.to.owner ? " " + move.to.owner : ""), move.memo, when(move.at))));
+  $("d-wallet-box").hidden = !record.wallet_calls.length;
+  $("d-wallet").replaceChildren(...record.wallet_calls.map((call) => row(
+    call.transaction_id, `${call.purpose} · ${call.kind}`, call.player, money(call.amount, currency),
+    call.status === "pending" ? t("ops.wallet_pending") + (call.last_error ? " — " + call.last_error : "")
+      : call.status === "refused" ? t("ops.wallet_refused", { code: call.answer?.code || "" })
+      : t("ops.wallet_ok", { reference: call.answer?.operator_reference || "" }),
+    String(call.attempts))));
   $("d-proposals").replaceChildren(...proposals.map((proposal) => proposalNode(proposal, false)));
   $("d-log").replaceChildren(...record.log.map((entry) =>
     el("li", {}, `${when(entry.at)} · ${entry.actor} · ${JSON.stringify(entry.command)}`)));
