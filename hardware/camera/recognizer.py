@@ -68,25 +68,33 @@ class RecognitionError(ValueError):
 # ---- outlines and flat faces --------------------------------------------------------------
 
 
-def find_cards(frame: Image, grey: Image | None = None, min_share: float = 0.0015) -> list[NDArray[Any]]:
-    """The four corners of each card in the frame (clockwise from top-left of the image)."""
+def find_cards(frame: Image, grey: Image | None = None, min_share: float = 0.0015, contours: bool = False) -> list[Any]:
+    """The four corners of each card in the frame (clockwise from top-left of the image); with ``contours``, each
+    with its outline's every point, as ``(quad, contour)``."""
     grey = cv2.GaussianBlur(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if grey is None else grey, (5, 5), 0)
     _, mask = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    chain = cv2.CHAIN_APPROX_NONE if contours else cv2.CHAIN_APPROX_SIMPLE
+    outlines, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, chain)
     min_area = min_share * frame.shape[0] * frame.shape[1]
-    quads = []
-    for contour in contours:
+    quads: list[Any] = []
+    for contour in outlines:
         area = cv2.contourArea(contour)
         if area < min_area:
             continue
+        _x, _y, width, height = cv2.boundingRect(contour)
+        if width >= frame.shape[1] - 2 and height >= frame.shape[0] - 2:
+            continue  # a region as large as the frame is the table (a plain frame, all one side of the threshold)
         hull = cv2.convexHull(contour)
         approx = cv2.approxPolyDP(hull, 0.03 * cv2.arcLength(hull, True), True)
         points = approx.reshape(-1, 2).astype(np.float32) if len(approx) == 4 else cv2.boxPoints(cv2.minAreaRect(hull))
         quad = _clockwise(np.asarray(points, np.float32))
-        if area < 0.8 * cv2.contourArea(quad) or not 0.5 < _aspect(quad) < 0.95:
+        # a card's bright region fills its outline; a court card's picture may break its thin margin, so with
+        # ``contours`` (refined later along the outer edge) the region's hull is what must fill it
+        filled = cv2.contourArea(hull) if contours else area
+        if filled < 0.8 * cv2.contourArea(quad) or not 0.5 < _aspect(quad) < 0.95:
             continue  # not a card-shaped region (or cards touching each other)
-        quads.append(quad)
+        quads.append((quad, contour) if contours else quad)
     return quads
 
 
@@ -502,12 +510,19 @@ class Recognizer:
         grey_levels = grey.astype(np.float32)
         for quad in find_cards(frame, grey):
             face = flatten(frame, quad)
-            card, confidence = self.read(face)
             softness = edge_blur(grey_levels, quad) * CARD_W / min(_sides(quad))  # the blur as seen on the flat face
-            sharp = float(np.clip((SOFTNESS[1] - softness) / (SOFTNESS[1] - SOFTNESS[0]), 0, 1))
-            if confidence > 0.5 + 0.5 * sharp:
-                card, confidence = None, 0.5 + 0.5 * sharp
-            x, y, w, h = cv2.boundingRect(quad.astype(np.int32))
-            outline = tuple((float(px), float(py)) for px, py in quad)
-            detections.append(Detection(card, confidence, outline, (x, y, w, h), face))
+            detections.append(detected(face, quad, *self.read(face), softness, SOFTNESS))
         return detections
+
+
+def detected(
+    face: Image, quad: NDArray[Any], card: str | None, confidence: float, softness: float, soft: tuple[float, float]
+) -> Detection:
+    """A card read on ``face``, its confidence capped by how soft its outline is (``softness`` px on the flat face):
+    full up to ``soft[0]``, at most 0.5 — unknown — past ``soft[1]``."""
+    sharp = float(np.clip((soft[1] - softness) / (soft[1] - soft[0]), 0, 1))
+    if confidence > 0.5 + 0.5 * sharp:
+        card, confidence = None, 0.5 + 0.5 * sharp
+    x, y, w, h = cv2.boundingRect(quad.astype(np.int32))
+    outline = tuple((float(px), float(py)) for px, py in quad)
+    return Detection(card, confidence, outline, (x, y, w, h), face)

@@ -1,0 +1,277 @@
+"""A recogniser that learns the deck it is shown: no glyph layout is assumed (the studio's own printed deck).
+
+**Calibration** (``learn``): in each of the 52 photos, the one card's outline — refined to its true edges by a line
+fitted along each side, past the rounded corners — is flattened to an upright face. From a few variations of that face
+(a corner moved by a few pixels, a little blur: how a frame may frame it) come two *views*:
+
+- the **index corner** (the top-left share of the face, and the bottom-right turned upright), where rank and suit are
+  printed whatever the design — with whatever sits beside them (on many decks a pip touches the index);
+- the **whole face**, both ways up (the count and layout of the pips, the court's portrait).
+
+Each view becomes a vector of ink darkness and of red ink, each centred, scaled together (a black card's red part
+stays near zero) and normalised.
+
+**Reading** (``DeckReader``): the same views of a face in a frame; a card's score is the best similarity among its
+templates, corner and face views weighted together (either index corner will do: glare on one leaves the other). The
+answer is the best card only when its score and its margin over the best *other* card clear the threshold;
+otherwise it is explicitly unknown. A frame's cards are found as outlines (``recognizer.find_cards``) and refined.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from hardware.camera.recognizer import (
+    CARD_H,
+    CARD_W,
+    SECOND_CARD,
+    SOFTNESS,
+    CalibrationError,
+    Detection,
+    Image,
+    Problem,
+    Reading,
+    RecognitionError,
+    _sides,
+    detected,
+    edge_blur,
+    find_cards,
+    flatten,
+)
+from hardware.codes import DECK
+
+INDEX = (0.24, 0.30)  # the index corner view, as shares of the face's width and height
+INDEX_GRID = (24, 36)  # its vector's grid (width, height)
+FACE_GRID = (20, 28)  # the whole face's
+RED_WEIGHT = 1.5  # red ink against dark ink in a vector
+INDEX_WEIGHT = 0.5  # the index view's share of a card's score (the rest: the whole face's)
+VARIATIONS = 8  # per calibration photo, besides the photo itself
+JITTER = 6.0  # px on the flat face: how far a variation moves each corner
+MIN_SCORE = 0.5  # below this similarity the face is no card of the deck
+MARGIN = (0.0, 0.06)  # margin over the best other card: at the first, confidence 0.5; at the second, 1.0
+DEFAULT_THRESHOLD = 0.75  # a margin of 0.03 (chosen on the dev set's tuning frames, seeds 500+; tested on 1000+)
+# blur of a card's outline on the flat face (px): up to the first, trusted; past the second, unknown (the dev set's
+# plain cards: median 0.9, 90 % under 1.8; its heavily blurred ones 3.1–5.8, read by the agreement of the views)
+SOFT = (4.4, 5.0)
+FORMAT = "studio-deck-model/1"
+
+
+def vector(view: Image, grid: tuple[int, int]) -> NDArray[np.float32]:
+    """Ink darkness and red ink of a BGR view on a grid, centred, scaled together, unit length."""
+    small = cv2.resize(view, grid, interpolation=cv2.INTER_AREA).astype(np.float32)  # averaged first: cheap
+    blue, green, red = small[..., 0], small[..., 1], small[..., 2]
+    brightest = small.max(axis=2).ravel()
+    paper = float(np.partition(brightest, int(0.9 * (brightest.size - 1)))[int(0.9 * (brightest.size - 1))]) + 1.0
+    parts = []
+    for channel in (1 - small.mean(axis=2) / paper, (red - np.maximum(green, blue)) / paper):
+        flat = channel.ravel()
+        parts.append(flat - flat.mean())
+    joined = np.concatenate([parts[0], RED_WEIGHT * parts[1]]).astype(np.float32)
+    return joined / (float(np.linalg.norm(joined)) + 1e-9)
+
+
+def index_views(face: Image) -> list[Image]:
+    """The top-left corner, and the bottom-right turned upright."""
+    width, height = round(INDEX[0] * CARD_W), round(INDEX[1] * CARD_H)
+    return [face[:height, :width], face[::-1, ::-1][:height, :width]]
+
+
+def views(face: Image) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """The face's index vectors (2) and whole-face vectors (2: both ways up)."""
+    index = np.stack([vector(view, INDEX_GRID) for view in index_views(face)])
+    whole = np.stack([vector(face, FACE_GRID), vector(face[::-1, ::-1], FACE_GRID)])
+    return index, whole
+
+
+def variations(face: Image, rng: np.random.Generator, count: int = VARIATIONS) -> list[Image]:
+    """The face as a frame may frame it: each corner moved a few pixels, sometimes a little soft."""
+    found = [face]
+    square = np.array([[0, 0], [CARD_W, 0], [CARD_W, CARD_H], [0, CARD_H]], np.float32)
+    for _ in range(count):
+        moved = square + rng.uniform(-JITTER, JITTER, (4, 2)).astype(np.float32)
+        matrix = cv2.getPerspectiveTransform(square, moved)
+        varied = cv2.warpPerspective(face, matrix, (CARD_W, CARD_H), borderMode=cv2.BORDER_REPLICATE)
+        if rng.random() < 0.5:
+            varied = cv2.GaussianBlur(varied, (0, 0), rng.uniform(0.5, 1.8))
+        found.append(varied)
+    return found
+
+
+@dataclass(frozen=True)
+class DeckModel:
+    """The views learned of each card: row ``i`` of ``index`` and ``whole`` belongs to ``names[i]``."""
+
+    names: NDArray[Any]
+    index: NDArray[np.float32]
+    whole: NDArray[np.float32]
+
+    def save(self, path: str | Path) -> None:
+        with Path(path).open("wb") as file:
+            np.savez_compressed(file, format=np.array(FORMAT), names=self.names, index=self.index, whole=self.whole)
+
+    @classmethod
+    def load(cls, path: str | Path) -> DeckModel:
+        """A saved model, or ``RecognitionError`` naming the file (missing, empty, corrupt, another kind)."""
+        try:
+            with np.load(Path(path), allow_pickle=False) as data:
+                if str(data["format"]) != FORMAT:
+                    raise KeyError("format")
+                model = cls(data["names"].astype(str), data["index"], data["whole"])
+        except FileNotFoundError:
+            raise RecognitionError(f"{path}: no such file") from None
+        except (OSError, ValueError, KeyError, EOFError):
+            raise RecognitionError(f"{path}: not a deck model (make one with studio cards calibrate)") from None
+        if set(model.names) != set(DECK) or len(model.index) != len(model.names):
+            raise RecognitionError(f"{path}: a deck model must hold all 52 cards")
+        return model
+
+
+def outlines(frame: Image) -> list[NDArray[Any]]:
+    """Each card's corners in the frame, refined to its true edges."""
+    grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    return [refine(quad, contour) for quad, contour in find_cards(frame, grey, contours=True)]
+
+
+def refine(quad: NDArray[Any], contour: NDArray[Any]) -> NDArray[Any]:
+    """The card's true corners: a line fitted to the outline's points along each side of ``quad`` (its middle 70 %,
+    past the rounded corners), adjacent lines intersected; ``quad`` itself when a side cannot be fitted."""
+    points = contour.reshape(-1, 2).astype(np.float32)
+    lines = []
+    for i in range(4):
+        start, along = quad[i], quad[(i + 1) % 4] - quad[i]
+        length = float(np.linalg.norm(along))
+        if length < 1e-3:
+            return quad
+        unit = along / length
+        normal = np.array([-unit[1], unit[0]], np.float32)
+        offset = points - start
+        t, distance = offset @ unit, np.abs(offset @ normal)
+        near = (t > 0.15 * length) & (t < 0.85 * length) & (distance < max(3.0, 0.06 * length))
+        if near.sum() < 5:
+            return quad
+        vx, vy, x0, y0 = cv2.fitLine(points[near], cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+        lines.append((np.array([x0, y0], np.float32), np.array([vx, vy], np.float32)))
+    corners = []
+    for i in range(4):
+        (p1, d1), (p2, d2) = lines[(i - 1) % 4], lines[i]
+        system = np.array([[d1[0], -d2[0]], [d1[1], -d2[1]]], np.float32)
+        if abs(float(np.linalg.det(system))) < 1e-6:
+            return quad
+        corners.append(p1 + np.linalg.solve(system, p2 - p1)[0] * d1)
+    refined = np.array(corners, np.float32)
+    if float(np.abs(refined - quad).max()) > 0.2 * float(np.linalg.norm(quad[2] - quad[0])):
+        return quad  # the fit went astray: keep the outline
+    return refined
+
+
+# ---- calibration ---------------------------------------------------------------------------------
+
+
+def learn(photos: dict[str, Image], names: dict[str, str] | None = None, seed: int = 0) -> DeckModel:
+    """The model of a deck from one photo per card (``{"AS": image, …}``, all 52; ``names``: each one's file, for
+    the messages). Every photo is looked at and all the problems are raised at once (``CalibrationError``)."""
+    names = names or {}
+    problems = [Problem(code, "no photo of this card") for code in sorted(set(DECK) - set(photos))]
+    problems += [Problem(names.get(code, code), "not a card code") for code in sorted(set(photos) - set(DECK))]
+    faces: dict[str, Image] = {}
+    for code in sorted(set(photos) & set(DECK)):
+        face, why = calibration_face(photos[code])
+        if face is None:
+            problems.append(Problem(names.get(code, code), why))
+        else:
+            faces[code] = face
+    if problems:
+        raise CalibrationError(problems)
+    rng = np.random.default_rng(seed)
+    labels, index, whole = [], [], []
+    for code in DECK:
+        for varied in variations(faces[code], rng):
+            corner_vectors, face_vectors = views(varied)
+            labels += [code, code]
+            index.append(corner_vectors)
+            whole.append(face_vectors)
+    return DeckModel(np.array(labels), np.concatenate(index), np.concatenate(whole))
+
+
+def calibration_face(photo: Image) -> tuple[Image | None, str]:
+    """The flat face of the one card in the photo, or None and why the photo cannot be used."""
+    grey = cv2.cvtColor(photo, cv2.COLOR_BGR2GRAY)
+    found = sorted(find_cards(photo, grey, contours=True), key=lambda pair: -cv2.contourArea(pair[0]))
+    if not found:
+        return None, "no card found in the photo"
+    if len(found) > 1 and cv2.contourArea(found[1][0]) >= SECOND_CARD * cv2.contourArea(found[0][0]):
+        return None, f"{len(found)} cards found in the photo (one card per photo)"
+    quad = refine(*found[0])
+    softness = face_softness(grey, quad)
+    if softness > SOFTNESS[1]:
+        return None, f"too blurred (edge blur {softness:.1f} px on the flattened card, at most {SOFTNESS[1]})"
+    return flatten(photo, quad), ""
+
+
+def face_softness(grey: Image, quad: NDArray[Any]) -> float:
+    """The blur of the card's outline as it will be on the flat face (px): measured at that scale, since a large
+    photo's blur can be wider than the edge profile looks."""
+    scale = CARD_W / min(_sides(quad))
+    if scale >= 1:
+        return edge_blur(grey.astype(np.float32), quad) * scale
+    small = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA).astype(np.float32)
+    return edge_blur(small, quad * np.float32(scale))
+
+
+# ---- reading -------------------------------------------------------------------------------------
+
+
+class DeckReader:
+    """Reads the cards of the deck a ``DeckModel`` was learned from."""
+
+    def __init__(self, model: DeckModel, threshold: float = DEFAULT_THRESHOLD) -> None:
+        self.model = model
+        self.threshold = threshold
+        self.codes = sorted(set(model.names))
+        self._rows = [np.flatnonzero(model.names == code) for code in self.codes]
+
+    def scores(self, face: Image) -> tuple[dict[str, float], str, str]:
+        """Each card's score for the face (its best index similarity and best face similarity, weighted), and the
+        card each view alone would pick."""
+        index, whole = views(face)
+        by_index = (index @ self.model.index.T).max(axis=0)  # either corner
+        by_face = (whole @ self.model.whole.T).max(axis=0)  # either way up
+        combined = INDEX_WEIGHT * by_index + (1 - INDEX_WEIGHT) * by_face
+        rows = list(zip(self.codes, self._rows, strict=True))
+        scores = {code: float(combined[found].max()) for code, found in rows}
+        by_index_pick = max(rows, key=lambda row: by_index[row[1]].max())[0]
+        by_face_pick = max(rows, key=lambda row: by_face[row[1]].max())[0]
+        return scores, by_index_pick, by_face_pick
+
+    def assess(self, face: Image) -> Reading:
+        """The best card, if its score and margin clear the threshold and the index and the whole face, each alone,
+        pick it too (glare or a smear on one view makes them disagree: then unknown)."""
+        scores, by_index, by_face = self.scores(face)
+        ranked = sorted(scores.items(), key=lambda item: -item[1])
+        (best, score), (runner_up, second) = ranked[0], ranked[1]
+        margin = score - second
+        confidence = 0.0
+        if score >= MIN_SCORE:
+            confidence = float(np.clip(0.5 + 0.5 * (margin - MARGIN[0]) / (MARGIN[1] - MARGIN[0]), 0.0, 1.0))
+        if by_index != best or by_face != best:
+            confidence = min(confidence, 0.5)
+        return Reading(best if confidence >= self.threshold else None, confidence, runner_up, margin)
+
+    def read(self, face: Image) -> tuple[str | None, float]:
+        reading = self.assess(face)
+        return reading.card, reading.confidence
+
+    def recognize(self, frame: Image) -> list[Detection]:
+        """Every card in the frame; one whose outline is too soft (motion or focus blur) is at most unknown."""
+        detections = []
+        grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        for quad in outlines(frame):
+            face = flatten(frame, quad)
+            detections.append(detected(face, quad, *self.read(face), face_softness(grey, quad), SOFT))
+        return detections
