@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import cv2
 
-from hardware.camera.recognizer import Detection, Recognizer
+from hardware.camera.recognizer import Detection, Image
 from hardware.serial_shoe.driver import Backoff, Connected, Disconnected
 
 CROP_SIDE = 240  # the evidence crop's longest side, pixels (a card's index and pips stay legible)
@@ -100,13 +100,19 @@ class Confirmer:
         return confirmed
 
 
+class Reads(Protocol):
+    """A recogniser: the glyph one (``recognizer.Recognizer``) or the one that learned the deck (``learned``)."""
+
+    def recognize(self, frame: Image) -> list[Detection]: ...
+
+
 class CameraReader:
     """Frames from a capture (``cv2.VideoCapture`` or the synthetic camera) → ``CardSeen`` events."""
 
     def __init__(
         self,
         open_capture: Callable[[], Capture],
-        recognizer: Recognizer,
+        recognizer: Reads,
         confirm: int = 3,
         name: str = "camera",
         clock: Callable[[], float] = time.time,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import cv2
 import numpy as np
@@ -38,12 +38,16 @@ from hardware.camera.recognizer import (
     Problem,
     Reading,
     RecognitionError,
+    Recognizer,
+    Templates,
     _sides,
     detected,
     edge_blur,
     find_cards,
     flatten,
+    with_folder_problems,
 )
+from hardware.camera.recognizer import DEFAULT_THRESHOLD as GLYPH_THRESHOLD
 from hardware.codes import DECK
 
 INDEX = (0.24, 0.30)  # the index corner view, as shares of the face's width and height
@@ -275,3 +279,44 @@ class DeckReader:
             face = flatten(frame, quad)
             detections.append(detected(face, quad, *self.read(face), face_softness(grey, quad), SOFT))
         return detections
+
+
+# ---- either kind of calibration file --------------------------------------------------------------
+
+
+class Reader(Protocol):
+    def recognize(self, frame: Image) -> list[Detection]: ...
+
+
+def load_reader(path: str | Path, threshold: float | None = None) -> Reader:
+    """The reader a calibration file makes: a deck model (``studio cards calibrate``, learned) or the glyph
+    recogniser's templates (``--method glyphs``); ``threshold`` None: the reader's own default."""
+    try:
+        model = DeckModel.load(path)
+    except RecognitionError as error:
+        if "no such file" in str(error):
+            raise
+        try:
+            templates = Templates.load(path)
+        except RecognitionError:
+            raise RecognitionError(
+                f"{path}: not a templates file or deck model (make one with studio cards calibrate)"
+            ) from None
+        return Recognizer(templates, GLYPH_THRESHOLD if threshold is None else threshold)
+    return DeckReader(model, DEFAULT_THRESHOLD if threshold is None else threshold)
+
+
+def learn_read(photos: dict[str, Image], names: dict[str, str], problems: list[Problem]) -> DeckModel:
+    """A model from what ``read_calibration_dir`` read (``recognizer.with_folder_problems``)."""
+    return with_folder_problems(learn, photos, names, problems)
+
+
+def self_check(model: DeckModel, photos: dict[str, Image]) -> dict[str, Reading]:
+    """Each calibration photo read again with the model made from it: the card, its confidence, and the nearest other
+    card with its margin (a small margin: two of the deck's cards look alike)."""
+    reader = DeckReader(model)
+    readings = {}
+    for code, photo in sorted(photos.items()):
+        face, _why = calibration_face(photo)
+        readings[code] = reader.assess(face) if face is not None else Reading(None, 0.0)
+    return readings

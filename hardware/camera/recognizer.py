@@ -15,9 +15,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import cv2
 import numpy as np
@@ -25,6 +26,7 @@ from numpy.typing import NDArray
 
 from hardware.codes import DECK, RANKS, SUITS
 
+T = TypeVar("T")
 Image = NDArray[Any]  # what OpenCV hands back: its stubs type every array loosely
 Vector = NDArray[Any]  # a unit float32 vector
 CARD_W, CARD_H = 250, 350
@@ -397,10 +399,18 @@ def calibrate_dir(directory: str | Path) -> Templates:
 
 
 def calibrate_read(photos: dict[str, Image], names: dict[str, str], problems: list[Problem]) -> Templates:
-    """Templates from what ``read_calibration_dir`` read, with its problems and calibration's raised together (a
-    card whose only photo is unreadable is said once, as unreadable)."""
+    """Templates from what ``read_calibration_dir`` read (``with_folder_problems``)."""
+    return with_folder_problems(calibrate, photos, names, problems)
+
+
+def with_folder_problems(
+    make: Callable[[dict[str, Image], dict[str, str]], T], photos: dict[str, Image], names: dict[str, str],
+    problems: list[Problem],
+) -> T:  # fmt: skip
+    """``make(photos, names)``, with the folder's problems and calibration's raised together (a card whose only photo
+    is unreadable is said once, as unreadable)."""
     try:
-        templates = calibrate(photos, names)
+        made = make(photos, names)
     except CalibrationError as error:
         unreadable = {problem.photo for problem in problems}
         problems = problems + [
@@ -408,7 +418,7 @@ def calibrate_read(photos: dict[str, Image], names: dict[str, str], problems: li
         ]
     else:
         if not problems:
-            return templates
+            return made
     raise CalibrationError(problems)
 
 

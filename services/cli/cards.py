@@ -1,6 +1,6 @@
 """``studio cards``: camera calibration and recognition tools.
 
-studio cards calibrate DIR --out FILE        templates from one photo per card (AS.jpg, TD.png, …)
+studio cards calibrate DIR --out FILE        learn the deck from one photo per card (AS.jpg, TD.png, …)
 studio cards recognize IMAGE --templates FILE  JSON list of {card, confidence, box} on stdout
 studio cards sim-deck DIR                    the generated 52-card calibration set, as photos
 """
@@ -16,16 +16,16 @@ from typing import Any
 import cv2
 
 from hardware.camera import (
-    DEFAULT_THRESHOLD,
     CalibrationError,
     Problem,
+    Reading,
     RecognitionError,
-    Recognizer,
-    Templates,
     calibrate_read,
     read_calibration_dir,
     self_check,
 )
+from hardware.camera.learned import learn_read, load_reader
+from hardware.camera.learned import self_check as learned_self_check
 from hardware.sim.camera import calibration_photos
 from services.cli.commands import help_of
 
@@ -33,14 +33,21 @@ from services.cli.commands import help_of
 def register(commands: Any) -> None:
     cards = commands.add_parser("cards", help=help_of("cards"))
     actions = cards.add_subparsers(dest="action", required=True)
-    cal = actions.add_parser("calibrate", help="build templates from a folder of photos named by card code")
+    cal = actions.add_parser("calibrate", help="learn the studio's deck from a folder of photos named by card code")
     cal.add_argument("directory", type=Path)
-    cal.add_argument("--out", type=Path, required=True, help="templates file to write (.npz)")
+    cal.add_argument("--out", type=Path, required=True, help="the calibration file to write (.npz)")
+    cal.add_argument(
+        "--method", choices=("auto", "learned", "glyphs"), default="auto",
+        help="learned: any printed deck, from its index corners and faces; glyphs: the rank and suit glyphs of a "
+        "plain index (the project's synthetic deck); auto (default): whichever reads every photo back with the "
+        "wider margin",
+    )  # fmt: skip
     cal.set_defaults(run=run_calibrate)
     rec = actions.add_parser("recognize", help="read the face-up cards in an image")
     rec.add_argument("image", type=Path)
     rec.add_argument("--templates", type=Path, required=True)
-    rec.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help="below it a card is unknown (null)")
+    rec.add_argument("--threshold", type=float, default=None, help="below it a card is unknown (null); default: the "
+                     "recogniser's own")  # fmt: skip
     rec.add_argument("--evidence", type=Path, default=None, help="write each card's flattened face here")
     rec.set_defaults(run=run_recognize)
     sim = actions.add_parser("sim-deck", help="write the generated 52-card calibration photos")
@@ -56,14 +63,26 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print(f"studio cards calibrate: {args.directory} is not a folder", file=sys.stderr)
         return 2
     photos, names, problems = read_calibration_dir(args.directory)
-    try:
-        templates = calibrate_read(photos, names, problems)
-    except CalibrationError as error:
-        print(f"studio cards calibrate: {len(error.problems)} problem(s) in {args.directory}:", file=sys.stderr)
-        for problem in error.problems:
-            print(f"  {problem}", file=sys.stderr)
-        return 1
-    readings = self_check(templates, photos)
+    methods = ("learned", "glyphs") if args.method == "auto" else (args.method,)
+    candidates: list[tuple[str, Any, dict[str, Reading]]] = []
+    for method in methods:
+        try:
+            made: Any = (learn_read if method == "learned" else calibrate_read)(photos, names, problems)
+        except CalibrationError as error:
+            if method != methods[0]:
+                continue  # auto: the photos were fine for the first method; this one cannot use them
+            print(f"studio cards calibrate: {len(error.problems)} problem(s) in {args.directory}:", file=sys.stderr)
+            for problem in error.problems:
+                print(f"  {problem}", file=sys.stderr)
+            return 1
+        candidates.append((method, made, (learned_self_check if method == "learned" else self_check)(made, photos)))
+
+    def quality(candidate: tuple[str, Any, dict[str, Reading]]) -> tuple[int, float]:
+        readings = candidate[2]
+        return sum(r.card == code for code, r in readings.items()), min(r.margin for r in readings.values())
+
+    method, made, readings = max(candidates, key=quality)
+    print(f"method: {method}")
     print(f"{'card':<6}{'read as':<9}{'confidence':>11}  nearest other card (margin)")
     for code, reading in readings.items():
         print(f"{code:<6}{reading.card or 'unknown':<9}{reading.confidence:>11.3f}  {reading.runner_up} "
@@ -76,10 +95,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
         for problem in wrong:
             print(f"  {problem}", file=sys.stderr)
         return 1
-    templates.save(args.out)
+    made.save(args.out)
     weakest = min(readings, key=lambda code: readings[code].margin)
     print(json.dumps({
-        "templates": str(args.out), "cards": 52, "red_threshold": round(templates.red_threshold, 3),
+        "templates": str(args.out), "method": method, "cards": 52,
         "weakest": {"card": weakest, "nearest": readings[weakest].runner_up,
                     "margin": round(readings[weakest].margin, 3)},
     }))  # fmt: skip
@@ -92,7 +111,7 @@ def run_recognize(args: argparse.Namespace) -> int:
         print(f"studio cards recognize: {args.image} is not a readable image", file=sys.stderr)
         return 2
     try:
-        recognizer = Recognizer(Templates.load(args.templates), args.threshold)
+        recognizer = load_reader(args.templates, args.threshold)
     except RecognitionError as error:
         print(f"studio cards recognize: {error}", file=sys.stderr)
         return 2

@@ -22,10 +22,10 @@ from hardware.camera import (
     CardSeen,
     RecognitionError,
     Recognizer,
-    Templates,
     calibrate,
 )
-from hardware.camera.device import Capture
+from hardware.camera.device import Capture, Reads
+from hardware.camera.learned import load_reader
 from hardware.serial_shoe import DIALECTS, DriverEvent, SerialShoe
 from hardware.sim import Faults, VirtualShoe, shuffled_deck
 from hardware.sim.camera import SyntheticCamera, calibration_photos
@@ -73,7 +73,8 @@ def open_device(url: str) -> DeviceSpec:
 
 def _camera(url: str, parts: SplitResult, query: dict[str, str]) -> Device:
     confirm = _number(url, query.pop("confirm", "3"), "confirm", int)
-    threshold = _number(url, query.pop("threshold", str(DEFAULT_THRESHOLD)), "threshold", float)
+    given = query.pop("threshold", "")
+    threshold = _number(url, given, "threshold", float) if given else None  # None: the recogniser's own
     templates_path = query.pop("templates", "")
     if parts.scheme == "camera":
         if not templates_path:
@@ -82,12 +83,15 @@ def _camera(url: str, parts: SplitResult, query: dict[str, str]) -> Device:
         _no_leftovers(url, query)
         device: int | str = int(source) if source.isdigit() else source
         opener: Callable[[], Capture] = lambda: cv2.VideoCapture(device)  # noqa: E731
-        templates = _templates(url, templates_path)
-        return CameraReader(opener, Recognizer(templates, threshold), confirm, name=url).events
+        return CameraReader(opener, _reader(url, templates_path, threshold), confirm, name=url).events
     seed = _number(url, query.pop("seed", "0"), "seed", int)
     interval = _number(url, query.pop("interval", "1.0"), "interval", float)
     _no_leftovers(url, query)
-    templates = _templates(url, templates_path) if templates_path else calibrate(calibration_photos())
+    reader = (
+        _reader(url, templates_path, threshold)
+        if templates_path
+        else Recognizer(calibrate(calibration_photos()), DEFAULT_THRESHOLD if threshold is None else threshold)
+    )
     camera = SyntheticCamera(seed=seed)
 
     def events(stop: threading.Event) -> Iterator[DriverEvent | CardSeen]:
@@ -105,7 +109,7 @@ def _camera(url: str, parts: SplitResult, query: dict[str, str]) -> Device:
         dealer = threading.Thread(target=deal_forever, name="sim-camera-dealer", daemon=True)
         dealer.start()
         try:
-            yield from CameraReader(lambda: camera, Recognizer(templates, threshold), confirm, name=url).events(stop)
+            yield from CameraReader(lambda: camera, reader, confirm, name=url).events(stop)
         finally:
             stop.set()
             dealer.join(timeout=interval + 1)
@@ -113,9 +117,9 @@ def _camera(url: str, parts: SplitResult, query: dict[str, str]) -> Device:
     return events
 
 
-def _templates(url: str, path: str) -> Templates:
+def _reader(url: str, path: str, threshold: float | None) -> Reads:
     try:
-        return Templates.load(path)
+        return load_reader(path, threshold)
     except RecognitionError as error:
         raise DeviceURLError(f"{url}: {error}") from None
 

@@ -7,6 +7,7 @@ never name a wrong card — where it cannot tell, it says unknown."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from hardware.camera import recognizer
 from hardware.camera.devset import PHONE, background, calibration_set, card_quad, lay, load_deck, scenes, score
 from hardware.camera.learned import DeckModel, DeckReader, learn
 from hardware.camera.recognizer import CalibrationError, RecognitionError
+from services.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +92,24 @@ def test_a_model_file_round_trips_and_a_bad_one_is_one_clear_error(model: DeckMo
             DeckModel.load(tmp_path / name)
     with pytest.raises(RecognitionError, match="missing.npz: no such file"):
         DeckModel.load(tmp_path / "missing.npz")
+
+
+def test_studio_cards_calibrates_on_the_real_deck_and_reads_a_table_frame(
+    photos: dict[str, Any], faces: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deck = tmp_path / "deck"
+    deck.mkdir()
+    for code, photo in photos.items():
+        cv2.imwrite(str(deck / f"{code}.jpg"), photo, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    assert main(["cards", "calibrate", str(deck), "--out", str(tmp_path / "deck.npz")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "method: learned", "the glyph reader cannot read this deck's index"
+    summary = json.loads(out[-1])
+    assert summary["method"] == "learned" and summary["weakest"]["margin"] > 0
+    scene = next(s for s in scenes(faces, 3000, 20) if len(s.cards) >= 3 and not any(p.hard for p in s.cards))
+    cv2.imwrite(str(tmp_path / "table.jpg"), scene.frame)
+    assert main(["cards", "recognize", str(tmp_path / "table.jpg"), "--templates", str(tmp_path / "deck.npz")]) == 0
+    found = [item["card"] for item in json.loads(capsys.readouterr().out)]
+    truth = {p.code for p in scene.cards}
+    assert set(found) - {None} <= truth, "no card that is not on the table"
+    assert len(set(found) & truth) >= len(truth) - 1

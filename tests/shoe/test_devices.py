@@ -34,7 +34,7 @@ def test_device_urls_name_their_source(url: str, source: str) -> None:
         ("serial:///dev/ttyUSB0?baud=0", "baud must be within 50–4000000, got 0"),
         ("camera://0?confirm=0", "confirm must be within 1–100"),
         ("camera://0", "a camera needs templates=FILE"),
-        ("camera://0?templates=/nonexistent.npz", "/nonexistent.npz: not a templates file"),
+        ("camera://0?templates=/nonexistent.npz", "/nonexistent.npz: no such file"),
     ],
 )
 def test_bad_device_urls_are_refused_with_the_reason(url: str, message: str) -> None:
