@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
 
 from services.bus import topics
 from services.bus.access import ADMIN
@@ -79,7 +80,10 @@ def test_the_broker_shoe_controller_and_api_each_stop_cleanly_on_sigterm(tmp_pat
 
         def leased() -> bool:
             with sessions() as session:
-                return session.scalar(select(TableLease.owner).where(TableLease.table_id == "S1")) is not None
+                try:
+                    return session.scalar(select(TableLease.owner).where(TableLease.table_id == "S1")) is not None
+                except OperationalError:  # the controller has created the file but not yet migrated it
+                    return False
 
         wait_until(lambda: os.path.exists(tmp_path / "studio.db") and leased(), 30, "the controller's lease")
         wait_until(lambda: answers(f"http://127.0.0.1:{port}/healthz"), 30, "the API")
