@@ -46,33 +46,36 @@ def begin(session: Session, key: str, actor: str, request: dict[str, Any]) -> di
     One ``INSERT … ON CONFLICT DO NOTHING``: on PostgreSQL a concurrent first use of the key waits
     there for the other transaction and, once it commits, finds its row; SQLite serializes writers.
     """
-    if not key or len(key) > MAX_KEY_LENGTH:
-        raise IdempotencyConflictError(f"idempotency key must be 1–{MAX_KEY_LENGTH} characters, got {len(key)}")
+    _check_length(key)
     digest = fingerprint(request)
     connection = session.connection()
     claim = {"key": key, "actor": actor, "request_hash": digest, "created_at": utcnow()}
     if connection.execute(CLAIM(connection), claim).scalar() is not None:
         return None
-    row = connection.execute(STORED, {"key": key}).first()
-    if row is None or not row.response:
+    found = _finished(session, key, actor, digest)
+    if found is None:
         raise RetryTransactionError(f"idempotency key {key!r} is being used concurrently")
-    if row.actor != actor or row.request_hash != digest:
-        raise IdempotencyConflictError(
-            f"idempotency key {key!r} was already used for a different request; use a new key"
-        )
-    stored: dict[str, Any] = json.loads(row.response)
-    return stored
+    return found
 
 
 def stored(session: Session, key: str, actor: str, request: dict[str, Any]) -> dict[str, Any] | None:
     """What ``begin`` would return for a finished request, without claiming the key: the stored response, or None
     (never used, or still in progress). A key used for another request is refused as ``begin`` refuses it."""
+    _check_length(key)
+    return _finished(session, key, actor, fingerprint(request))
+
+
+def _check_length(key: str) -> None:
     if not key or len(key) > MAX_KEY_LENGTH:
         raise IdempotencyConflictError(f"idempotency key must be 1–{MAX_KEY_LENGTH} characters, got {len(key)}")
+
+
+def _finished(session: Session, key: str, actor: str, digest: str) -> dict[str, Any] | None:
+    """The key's stored response (None: no row, or no response yet); refused if it was another request's."""
     row = session.connection().execute(STORED, {"key": key}).first()
     if row is None or not row.response:
         return None
-    if row.actor != actor or row.request_hash != fingerprint(request):
+    if row.actor != actor or row.request_hash != digest:
         raise IdempotencyConflictError(
             f"idempotency key {key!r} was already used for a different request; use a new key"
         )

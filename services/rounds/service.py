@@ -261,6 +261,14 @@ class RoundService:
             self._tables[table_id] = info
         return info
 
+    def table_info(self, table_id: str) -> TableInfo:
+        """``table`` outside a transaction: from the cache, a session opened only on the first look-up."""
+        info = self._tables.get(table_id)
+        if info is not None:
+            return info
+        with self.sessions() as session:
+            return self.table(session, table_id)
+
     def game_of(self, session: Session, round_: Round) -> Game[Any, Any]:
         return game_named(self.table(session, round_.table_id).game)
 

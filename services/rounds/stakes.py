@@ -76,8 +76,7 @@ def staked(
 ) -> dict[str, Any]:
     """``place(session, None)`` in one transaction on an internal table; on an operator's-wallet table, ``amount``
     (read without writing) debited at the operator first, then ``place(session, debit)``."""
-    with service.sessions() as session:
-        table = service.table(session, table_of_round(round_id))
+    table = service.table_info(table_of_round(round_id))
     if table.wallet != OPERATOR:
         return service.run(lambda session: place(session, None))
     wallet = service.wallet

@@ -96,14 +96,13 @@ def reconcile(session: Session, round_id: str | None = None, since: datetime | N
 
 def _line(record: WalletCallRecord, mirrored: int, placed: set[str], rolled_back: set[str | None]) -> Line:
     status, amount, note = record.status, record.amount, ""
+    waiting = status == PENDING  # accepted, but what follows from the answer has not happened yet
+    known = True
     if record.purpose == STAKE:
         expected = amount if record.transaction_id in placed else 0
         if status == OK and record.transaction_id not in placed:
-            note = (
-                "rolled back"
-                if record.transaction_id in rolled_back
-                else "debited, not placed: rolled back when its round ends"
-            )
+            waiting = record.transaction_id not in rolled_back
+            note = "debited, not placed: rolled back when its round ends" if waiting else "rolled back"
     elif record.purpose == PAYOUT:
         expected = -amount
     elif record.purpose == ROLLBACK:
@@ -111,21 +110,19 @@ def _line(record: WalletCallRecord, mirrored: int, placed: set[str], rolled_back
     elif record.purpose == COLLECT:
         expected = amount if status == OK and record.mirrored_at is not None else 0
         if status == OK and record.mirrored_at is None:
-            note = "accepted, not yet mirrored"
+            waiting, note = True, "accepted, not yet mirrored"
         if status == REFUSED:
             note = "the debt stays recorded"
     else:
-        expected, note = 0, f"unknown purpose {record.purpose!r}"
-    if mirrored != expected or note.startswith("unknown"):
+        expected, note, known = 0, f"unknown purpose {record.purpose!r}", False
+    if mirrored != expected or not known:
         verdict = MISMATCH
     elif status == REFUSED:
         # a refused stake or take-back books nothing; a refused credit or rollback leaves money nowhere
         verdict = REFUSAL if record.purpose in (STAKE, COLLECT) else MISMATCH
         note = note or "the operator refused money the studio handed back"
-    elif status == PENDING or note.startswith(("accepted", "debited")):
-        verdict = WAITING
     else:
-        verdict = MATCHED
+        verdict = WAITING if waiting else MATCHED
     return Line(
         record.transaction_id, record.purpose, record.kind, record.player, record.round_id, amount, status,
         expected, mirrored, verdict, note,
