@@ -19,6 +19,22 @@ def shoe_cards(table: str) -> str:
     return f"{_table(table)}/shoe/cards"
 
 
+def camera_cards(table: str) -> str:
+    """The overhead camera's sightings: each face-up card it saw, as a signed card message (QoS 1, never retained;
+    the controller alone reads it, to check the shoe's cards: ``services.rounds.checks``)."""
+    return f"{_table(table)}/camera/cards"
+
+
+def camera_status(table: str) -> str:
+    """The overhead camera daemon's retained online/offline status."""
+    return f"{_table(table)}/camera/status"
+
+
+def camera_alarms(table: str) -> str:
+    """The overhead camera daemon's device faults."""
+    return f"{_table(table)}/camera/alarms"
+
+
 def shoe_status(table: str) -> str:
     """The daemon's retained online/offline status (the offline one is its last will)."""
     return f"{_table(table)}/shoe/status"

@@ -38,6 +38,12 @@ def register(commands: Any) -> None:
         help="comma-separated table ids (one missing is made: Pok Deng, 5 %% commission)",
     )
     parser.add_argument("--shoe-id", default=None, help="the shoe of every table (default: TABLE-shoe)")
+    parser.add_argument(
+        "--cameras",
+        action="store_true",
+        help="every table has an overhead camera, TABLE-camera (studio shoe --witness), checking its shoe's cards",
+    )
+    parser.add_argument("--camera-id", default=None, help="the overhead camera of every table (implies --cameras)")
     parser.add_argument("--result-pause", type=seconds, default=5.0, help="seconds results stay before the next round")
     parser.add_argument("--manual", action="store_true", help="do not open rounds by themselves (operator opens)")
     parser.add_argument("--http-port", type=port, default=0, help="/metrics, /healthz, /readyz (0: a free port)")
@@ -85,7 +91,10 @@ def run_controller(args: argparse.Namespace) -> int:
                 return 2
     settings = {
         table: ControllerSettings(
-            args.shoe_id or f"{table}-shoe", result_pause_ms=int(1000 * args.result_pause), auto_open=not args.manual
+            args.shoe_id or f"{table}-shoe",
+            result_pause_ms=int(1000 * args.result_pause),
+            auto_open=not args.manual,
+            camera_id=args.camera_id or (f"{table}-camera" if args.cameras else ""),
         )
         for table in tables
     }

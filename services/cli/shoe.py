@@ -29,7 +29,12 @@ def register(commands: Any) -> None:
     shoe = commands.add_parser("shoe", help=help_of("shoe"))
     shoe.add_argument("--table", required=True, type=table_id)
     shoe.add_argument("--device", required=True, help="serial:///dev/ttyUSB0?dialect=monitor, socket://…, sim://serial")
-    shoe.add_argument("--shoe-id", default=None, help="default: TABLE-shoe")
+    shoe.add_argument("--shoe-id", default=None, help="default: TABLE-shoe (TABLE-camera with --witness)")
+    shoe.add_argument(
+        "--witness",
+        action="store_true",
+        help="an overhead camera that checks the shoe's cards (the table's verify setting), dealing none",
+    )
     shoe.add_argument("--outbox", type=Path, default=None, help="default: .studio/shoe-ID.outbox")
     shoe.add_argument(
         "--broker", type=mqtt_url, default=None, help="mqtt://host:port (default: STUDIO_MQTT_URL or the embedded one)"
@@ -73,14 +78,17 @@ def run_shoe(args: argparse.Namespace) -> int:
     except (DeviceURLError, broker.BrokerNotFoundError, ValueError) as error:
         print(f"studio shoe: {error}", file=sys.stderr)
         return 2
-    shoe_id = args.shoe_id or f"{args.table}-shoe"
+    if args.witness and spec.source == "serial":
+        print(f"studio shoe: --witness needs a camera (camera://… or sim://camera), not {args.device}", file=sys.stderr)
+        return 2
+    shoe_id = args.shoe_id or f"{args.table}-{'camera' if args.witness else 'shoe'}"
     outbox = args.outbox or broker.RUN_DIR / f"shoe-{shoe_id}.outbox"
     if key is not None and key.shoe_id != shoe_id:
         print(f"studio shoe: {args.key} is a key of shoe {key.shoe_id}, not of {shoe_id}", file=sys.stderr)
         return 2
     if key is None:
         logging.getLogger("studio.shoe").warning("shoe %s signs nothing (--key): any client could deal", shoe_id)
-    config = ShoeConfig(args.table, shoe_id, outbox, url, source=spec.source, key=key)
+    config = ShoeConfig(args.table, shoe_id, outbox, url, source=spec.source, key=key, witness=args.witness)
     daemon = ShoeDaemon(config, spec.device, video)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):

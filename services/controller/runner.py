@@ -33,10 +33,12 @@ from services.bus.feed import ShoeEvent, ShoeFeedClient, ShoeInlet
 from services.bus.messages import (
     ControllerStatus,
     DealerView,
+    M,
     MessageError,
     RoundChanged,
     RoundView,
     ShoeAlarm,
+    ShoeCard,
     decode,
     encode,
 )
@@ -55,7 +57,7 @@ REREAD = timedelta(seconds=1)
 @dataclass(frozen=True)
 class Inbound:
     table: str
-    kind: str  # shoe | alarm | command
+    kind: str  # shoe | alarm | command | untrusted | sighting
     payload: Any
 
 
@@ -108,6 +110,9 @@ class Writer:
             controller.recover()
             if not self.keys.keys_for(controller.settings.shoe_id) and not self.service.deals_online(table):
                 controller.unsigned_shoe()
+            camera = controller.settings.camera_id
+            if camera and not self.keys.keys_for(camera):
+                controller.unsigned_shoe(camera, "any client of the broker could confirm its cards")
 
     def inlet(self, table: str, clock: Callable[[], float] | None = None) -> ShoeInlet:
         """The table's shoe inlet, resuming after the last message its journal holds."""
@@ -124,24 +129,40 @@ class Writer:
 
     def alarm(self, table: str, payload: bytes) -> Inbound | None:
         """A payload on the table's alarm topic as an input (None: malformed, counted and dropped)."""
-        try:
-            alarm = decode(ShoeAlarm, payload)
-        except MessageError as error:
-            self.malformed += 1
-            log.warning("ignored an alarm: %s", error)
+        alarm = self._decoded(ShoeAlarm, payload, "an alarm")
+        if alarm is None:
             return None
         why = self.untrusted(table, payload) if alarm.shoe_id == self.tables[table].settings.shoe_id else None
         return Inbound(table, "alarm", alarm) if why is None else Inbound(table, "untrusted", (alarm, why))
 
+    def sighting(self, table: str, payload: bytes) -> Inbound | None:
+        """A payload on the table's camera topic as an input: a card the overhead camera saw (None: malformed, or
+        not signed by the table's camera when it has keys — counted, logged and dropped)."""
+        seen = self._decoded(ShoeCard, payload, "a camera sighting")
+        if seen is None:
+            return None
+        camera = self.tables[table].settings.camera_id
+        keys = self.keys.keys_for(camera) if camera else None
+        why = check(payload, keys) if keys else None
+        if why is not None:
+            self.malformed += 1
+            log.warning("table %s: a sighting in the name of camera %s refused: %s", table, seen.shoe_id, why)
+            return None
+        return Inbound(table, "sighting", seen)
+
     def command(self, table: str, payload: bytes) -> Inbound | None:
         """A payload on the table's ``round/commands`` topic as an input (None: malformed)."""
+        changed = self._decoded(RoundChanged, payload, "a round command")
+        return None if changed is None else Inbound(table, "command", None)
+
+    def _decoded(self, kind: type[M], payload: bytes, what: str) -> M | None:
+        """The message, or None: malformed, counted and logged."""
         try:
-            decode(RoundChanged, payload)
+            return decode(kind, payload)
         except MessageError as error:
             self.malformed += 1
-            log.warning("ignored a round command: %s", error)
+            log.warning("ignored %s: %s", what, error)
             return None
-        return Inbound(table, "command", None)
 
     def handle(self, item: Inbound) -> None:
         """One input; behind an earlier one the database refused, it waits its turn."""
@@ -164,6 +185,8 @@ class Writer:
                 controller.on_alarm(item.payload)
             elif item.kind == "untrusted":
                 controller.on_untrusted(*item.payload)
+            elif item.kind == "sighting":
+                controller.on_sighting(item.payload)
             else:
                 controller.refresh()
         except DBAPIError as error:  # the database is away: this input is taken again once it is back
@@ -338,8 +361,10 @@ class Controller:
 
     def _on_connect(self, client: mqtt.Client, _data: object, _flags: object, _reason: object, _p: object) -> None:
         subscriptions = []
-        for table in self.tables:
+        for table, controller in self.tables.items():
             subscriptions += [(topics.shoe_alarms(table), 1), (topics.round_commands(table), 1)]
+            if controller.settings.camera_id:
+                subscriptions.append((topics.camera_cards(table), 1))
         client.subscribe(subscriptions)
         client.publish(topics.controller_status(self.name), self._status("online"), qos=1, retain=True)
 
@@ -352,6 +377,8 @@ class Controller:
             return
         if message.topic == topics.shoe_alarms(table):
             item = self.writer.alarm(table, bytes(message.payload))
+        elif message.topic == topics.camera_cards(table):
+            item = self.writer.sighting(table, bytes(message.payload))
         else:
             item = self.writer.command(table, bytes(message.payload))
         if item is not None:

@@ -25,9 +25,11 @@ from sqlalchemy.orm import Session
 from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck, jpeg_bytes
 from services.cards import Card, DeckCount, DeckTracker
 from services.controller.models import DECK_HELD, DECK_OK, DeckReport, ShoeJournal
+from services.controller.witness import Witness
 from services.db.unit_of_work import run_transaction
 from services.games.base import FINISHED, CardWanted, GameError
 from services.observability import metrics
+from services.rounds import checks
 from services.rounds.clock import aware
 from services.rounds.errors import RoundError
 from services.rounds.models import Round
@@ -45,13 +47,14 @@ PLAYER_WINDOWS = frozenset({"decision", "turn"})  # windows that wait for one pl
 @dataclass(frozen=True)
 class ControllerSettings:
     shoe_id: str  # the only shoe whose cards this table takes
+    camera_id: str = ""  # the only overhead camera whose sightings check the shoe's cards (none: nothing is checked)
     result_pause_ms: int = 5_000  # results stay on screen this long before the next round opens
     auto_open: bool = True  # open the next round by itself (off: an operator opens rounds)
 
 
 @dataclass
 class Alert:
-    kind: str  # refused_card | misread | deck_low | deck_mismatch | deck_acknowledged | device | controller
+    kind: str  # refused_card | misread | deck_low | deck_mismatch | deck_acknowledged | device | controller | verify_*
     message: str
     at: str
     card: str | None = None
@@ -78,6 +81,7 @@ class TableController:
     _retry_at: datetime | None = None  # after a step failed: not before then
     _last_message: tuple[str, int] = ("", 0)  # (boot, seq) of the last message taken from this table's shoe
     _most_cards: int = 0  # the most cards one round of the table's game takes (read once)
+    camera: Witness = field(default_factory=Witness)  # the overhead camera's recent sightings
 
     # ---- inputs -------------------------------------------------------------------------
 
@@ -139,6 +143,7 @@ class TableController:
         self.paused = ""
         self._count("cards_dealt")
         self._follow(applied)
+        self._check_cards(self.service.clock.now())  # the camera may have seen it before its message came
 
     def _new_deck(self, message: ShoeNewDeck) -> None:
         """The deck in the shoe ends: reconciled against the full deck (a report kept per deck, written with the new
@@ -214,13 +219,11 @@ class TableController:
         what = "a card" if isinstance(message, ShoeCard) else "a new deck"
         self._refuse(marked, f"{what} in the name of shoe {message.shoe_id} refused: {why}", public_card=False)
 
-    def unsigned_shoe(self) -> None:
-        """Said once at start: without a key for the shoe, its messages cannot be told from anyone else's."""
-        self._alert(
-            "controller",
-            f"shoe {self.settings.shoe_id} has no signing key here: any client of the broker could deal at this "
-            "table (studio shoe-key new)",
-        )
+    def unsigned_shoe(self, device: str = "", what: str = "any client of the broker could deal at this table") -> None:
+        """Said once at start: without a key for the shoe (or the camera), its messages cannot be told from anyone
+        else's."""
+        device = device or self.settings.shoe_id
+        self._alert("controller", f"{device} has no signing key here: {what} (studio shoe-key new --shoe-id {device})")
         self._publish()
 
     def on_alarm(self, alarm: ShoeAlarm) -> None:
@@ -249,8 +252,9 @@ class TableController:
         """
         if self._retry_at is not None and now < self._retry_at:
             return
-        current = self.current
         try:
+            self._check_cards(now)
+            current = self.current
             if current is None or current.phase in FINISHED:
                 self._maybe_open(now, current)
             elif current.window_closes_at is not None and now >= aware(current.window_closes_at):
@@ -278,6 +282,8 @@ class TableController:
             return
         if self.held is not None and not self._hold_lifted():
             return
+        if any(check.status == checks.PENDING for check in self._checks()):
+            return  # the last cards' checks end first (their window may outlast the result pause)
         pause = timedelta(milliseconds=self.settings.result_pause_ms)
         if current is not None and current.finished_at is not None and now < aware(current.finished_at) + pause:
             return
@@ -378,6 +384,14 @@ class TableController:
         return max(deadline, self._retry_at)
 
     def _deadline(self) -> datetime | None:
+        checked = self.camera.deadline(self._checks(), self._window(), self._dealt)
+        due = [d for d in (self._round_deadline(), checked) if d is not None]
+        return min(due, default=None)
+
+    def _checks(self) -> tuple[checks.OpenCheck, ...]:
+        return self.current.checks if self.current is not None and self.current.verify != checks.OFF else ()
+
+    def _round_deadline(self) -> datetime | None:
         current = self.current
         if current is None or current.phase in FINISHED:
             if self.settings.auto_open and self.held is not None:
@@ -388,6 +402,56 @@ class TableController:
                 return DUE
             return aware(current.finished_at) + timedelta(milliseconds=self.settings.result_pause_ms)
         return aware(current.window_closes_at) if current.window_closes_at else None
+
+    # ---- the shoe + camera cross-check (``services.rounds.checks``) ------------------------
+
+    def on_sighting(self, message: ShoeCard) -> None:
+        """A card the overhead camera saw (its signature already checked): matched against the open checks."""
+        now = self.service.clock.now()
+        if not self.settings.camera_id or message.shoe_id != self.settings.camera_id:
+            self._alert("device", f"a sighting from camera {message.shoe_id}, not this table's camera: ignored")
+            self._publish()
+            return
+        why = self.camera.take(message, now)
+        if why:
+            log.info("table %s: sighting %s ignored: %s", self.table_id, message.seq, why)
+            self._count("sightings_ignored")
+            return
+        self._count("sightings")
+        self._check_cards(now)
+
+    def _check_cards(self, now: datetime) -> None:
+        """Decide every check the camera's sightings (or the end of their window) now settle, one at a time."""
+        while self.current is not None and self.current.verify != checks.OFF:
+            step = self.camera.next_outcome(self.current.checks, self._window(), now, self._dealt)
+            if step is None:
+                break
+            check, sighting = step
+            seen = Card.from_code(sighting.card) if sighting else None
+            crop = sighting.crop if sighting else b""
+            confidence = sighting.confidence if sighting else None
+            applied = self.service.camera_saw(self.current.round_id, check.position, seen, confidence, crop)
+            if sighting is None:
+                self._verify_alert("verify_unseen", check, f"the camera did not see the shoe's {check.card}")
+            elif sighting.card != check.card:
+                camera = sighting.card if Card.from_code(sighting.card) not in self._hidden() else "another card"
+                self._verify_alert("verify_mismatch", check, f"the shoe read {check.card}, the camera saw {camera}")
+            self._count(f"checks_{'agreed' if sighting and sighting.card == check.card else 'disputed'}")
+            self._follow(applied)
+        for sighting in self.camera.unexplained(self._checks(), self._window(), now, self._dealt):
+            self._alert("verify_unexplained", f"the camera saw {sighting.card}; the shoe reported no such card")
+            self._publish()
+
+    def _verify_alert(self, kind: str, check: checks.OpenCheck, what: str) -> None:
+        held = self.current is not None and self.current.verify == checks.HOLD
+        then = "settlement waits for an operator's word (ops page)" if held else "check the video"
+        self._alert(kind, f"card {check.position + 1}: {what}; {then}", check.card)
+
+    def _window(self) -> timedelta:
+        return timedelta(milliseconds=self.current.verify_window_ms if self.current else 0)
+
+    def _dealt(self, code: str) -> bool:
+        return self.deck.has_seen(Card.from_code(code))
 
     def _journal_entry(self, message: ShoeCard | ShoeNewDeck, disposition: str, reason: str = "") -> ShoeJournal:
         card = message.card if isinstance(message, ShoeCard) else None
@@ -476,6 +540,12 @@ class TableController:
         else:
             view = current.header | current.views["dealer"]
             expecting = current.expecting
+            if current.verify != checks.OFF:
+                view["checks"] = [check.out() for check in current.checks]
+            if current.phase == checks.VERIFYING:
+                disputed = ", ".join(str(check.position + 1) for check in current.checks)
+                view["phase"] = checks.VERIFYING
+                view["waiting_for"] = f"an operator's word on card {disputed}: settlement waits (ops page)"
             view.setdefault("waiting_for", expecting.text if expecting else "nothing (the round is over)")
             if isinstance(expecting, CardWanted):
                 card = {"position": expecting.position, "index": expecting.index, "face_up": expecting.face_up}

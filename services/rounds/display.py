@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from services.db.unit_of_work import run_transaction
-from services.rounds.errors import NotFoundError, RoundError
-from services.rounds.models import GameTable
+from services.rounds.errors import RoundError
+from services.rounds.models import GameTable, locked_table
 from services.rounds.service import RoundService
 
 LANGUAGES: Final = ("en", "vi", "th")  # English, Vietnamese, Thai: the audiences of these games
@@ -37,9 +37,7 @@ def change_display(
     checked(overlay_delay_ms, language)
 
     def work(session: Any) -> None:
-        table = session.get(GameTable, table_id, with_for_update=True)
-        if table is None:
-            raise NotFoundError(f"table {table_id!r} does not exist")
+        table = locked_table(session, table_id)
         if overlay_delay_ms is not None:
             table.overlay_delay_ms = overlay_delay_ms
         if language is not None:

@@ -20,6 +20,7 @@ from services.games.base import PUBLIC, Game
 from services.rounds.models import Round, RoundLogEntry
 
 RECALCULATE = "recalculate"  # a log entry that corrects earlier card reads (not an engine command)
+NOTES = frozenset({"verified"})  # log entries that record a decision and change no card (``services.rounds.checks``)
 
 
 def rebuild(port: Game[Any, Any], settings: Any, entries: list[dict[str, Any]]) -> Any:
@@ -28,6 +29,8 @@ def rebuild(port: Game[Any, Any], settings: Any, entries: list[dict[str, Any]]) 
     for entry in entries:
         if entry["type"] == RECALCULATE:
             commands = corrected(port, commands, entry["cards"])
+        elif entry["type"] in NOTES:
+            continue
         else:
             commands.append(port.command_from_dict(entry))
     return port.replay(commands, settings)

@@ -9,17 +9,20 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from services.db.base import Base
 from services.ledger.models import utcnow
+from services.rounds.errors import NotFoundError
 
 BIG_ID = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -66,7 +69,19 @@ class GameTable(Base):
     # whose books hold the players' money: ``internal`` (the studio's ledger) or ``operator`` (the operator's
     # wallet, called over HTTP; the ledger mirrors each movement: ``services.wallet.seamless``); fixed at creation
     wallet: Mapped[str] = mapped_column(String(16), default="internal")
+    # the shoe + camera cross-check (``services.rounds.checks``): off, warn (alert the dealer) or hold (settlement
+    # waits for an operator's word on a card the camera did not confirm), and how long the camera has to see a card
+    verify: Mapped[str] = mapped_column(String(8), default="off")
+    verify_window_ms: Mapped[int] = mapped_column(Integer, default=3000)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+def locked_table(session: Session, table_id: str) -> GameTable:
+    """The table, locked for a change of its settings; ``NotFoundError`` naming it if there is none."""
+    table = session.get(GameTable, table_id, with_for_update=True)
+    if table is None:
+        raise NotFoundError(f"table {table_id!r} does not exist")
+    return table
 
 
 class Round(Base):
@@ -94,6 +109,9 @@ class Round(Base):
     shuffle_commitment: Mapped[str | None] = mapped_column(String(64))
     shuffle_deck: Mapped[str | None] = mapped_column(Text)
     shuffle_salt: Mapped[str | None] = mapped_column(String(64))
+    # the table's cross-check as the round opened (``GameTable.verify``), fixed for the round's life
+    verify: Mapped[str] = mapped_column(String(8), default="off")
+    verify_window_ms: Mapped[int] = mapped_column(Integer, default=3000)
 
 
 class Wager(Base):
@@ -178,3 +196,36 @@ class Proposal(Base):
     decided_from: Mapped[str | None] = mapped_column(String(128))
     decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     decision_reason: Mapped[str] = mapped_column(Text, default="", server_default="")
+
+
+class CardCheck(Base):
+    """A face-up card the shoe read, checked against what the overhead camera saw (``services.rounds.checks``).
+
+    Opened in the transaction that shows the card (dealt face up, or revealed), ``pending`` until the camera sees a
+    card: the same one (``agreed``) or another (``mismatch``); ``unseen`` when its window ends first. An operator's
+    word on a disputed card makes it ``confirmed``, with the read they found right, who and why.
+    """
+
+    __tablename__ = "card_checks"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('pending', 'agreed', 'mismatch', 'unseen', 'confirmed')", name="card_check_status_known"
+        ),
+        CheckConstraint("confirmed_read IS NULL OR confirmed_read IN ('shoe', 'camera')", name="card_check_read"),
+        Index("ix_card_checks_status", "status", "due_at"),
+    )
+
+    round_id: Mapped[str] = mapped_column(ForeignKey("rounds.id"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)  # the card's index in shoe order (0-based)
+    card: Mapped[str] = mapped_column(String(2))  # the shoe's read
+    status: Mapped[str] = mapped_column(String(16))
+    opened_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    due_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    checked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    camera_card: Mapped[str | None] = mapped_column(String(2))
+    camera_confidence: Mapped[float | None] = mapped_column(Float)
+    camera_crop: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)  # the camera's card as read (JPEG)
+    confirmed_read: Mapped[str | None] = mapped_column(String(8))
+    confirmed_by: Mapped[str | None] = mapped_column(String(64))
+    confirmed_why: Mapped[str] = mapped_column(Text, default="")
+    confirmed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

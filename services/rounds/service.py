@@ -42,6 +42,7 @@ from services.ledger import Ledger, StakeResult, settle_round
 from services.ledger.ledger import validate_currency
 from services.ledger.locks import AccountIds
 from services.observability import metrics
+from services.rounds import checks
 from services.rounds.adapters import Adapter, adapter
 from services.rounds.adapters import every as every_adapter
 from services.rounds.clock import Clock, SystemClock, aware
@@ -56,7 +57,7 @@ from services.rounds.errors import (
     TableHeldError,
     WindowClosedError,
 )
-from services.rounds.models import GameTable, Round, RoundLogEntry
+from services.rounds.models import GameTable, Round, RoundLogEntry, locked_table
 from services.rounds.returns import check_returns
 from services.rounds.video import checked_template
 from services.wallet.outbox import SeamlessWallet
@@ -96,10 +97,14 @@ class Applied:
     header: dict[str, Any]  # the public state's round fields
     views: dict[str, dict[str, Any]] = field(default_factory=dict)  # "public" and "dealer"
     engine: Any = None
+    verify: str = checks.OFF  # the round's shoe + camera cross-check
+    verify_window_ms: int = 0
+    checks: tuple[checks.OpenCheck, ...] = ()  # its checks not yet settled (pending, or waiting for an operator)
 
     @property
     def public(self) -> dict[str, Any]:
-        return self.header | self.views["public"]
+        held = {"phase": checks.VERIFYING} if self.phase == checks.VERIFYING else {}  # its result is not final
+        return self.header | self.views["public"] | held
 
 
 Along = Callable[[Session, Round], None]  # work done in an operator action's own transaction, before it
@@ -139,11 +144,15 @@ class RoundService:
         video_url_template: str = "",
         allow_return_over_100: bool = False,
         wallet: str = INTERNAL,
+        verify: str = checks.OFF,
+        verify_window_ms: int = 3000,
     ) -> None:
         """A new table. Settings that let a house bet return 100 % or more are refused unless
         ``allow_return_over_100`` (``services.rounds.returns``). ``wallet``: ``internal`` (the studio's ledger) or
-        ``operator`` (the operator's wallet: ``services.wallet.seamless``), fixed for the table's life."""
+        ``operator`` (the operator's wallet: ``services.wallet.seamless``), fixed for the table's life. ``verify``: the
+        shoe + camera cross-check (``services.rounds.checks``; a room dealt online has no shoe to check)."""
         port = game_named(game)
+        checks.checked_setting(verify, verify_window_ms)
         table_settings = port.settings(settings or {})
         validate_currency(currency)
         template = checked_template(video_url_template)
@@ -162,7 +171,8 @@ class RoundService:
             session.add(
                 GameTable(
                     id=table_id, game=game, currency=currency, settings=raw, video_url_template=template,
-                    allow_return_over_100=allow_return_over_100, wallet=wallet,
+                    allow_return_over_100=allow_return_over_100, wallet=wallet, verify=verify,
+                    verify_window_ms=verify_window_ms,
                 )
             )  # fmt: skip
 
@@ -175,9 +185,7 @@ class RoundService:
         override; checked as at creation."""
 
         def work(session: Session) -> None:
-            table = session.get(GameTable, table_id, with_for_update=True)
-            if table is None:
-                raise NotFoundError(f"table {table_id!r} does not exist")
+            table = locked_table(session, table_id)
             port = game_named(table.game)
             table_settings = port.settings(json.loads(table.settings) if settings is None else settings)
             allow = table.allow_return_over_100 if allow_return_over_100 is None else allow_return_over_100
@@ -192,18 +200,14 @@ class RoundService:
         template = checked_template(video_url_template)
 
         def work(session: Session) -> None:
-            table = session.get(GameTable, table_id, with_for_update=True)
-            if table is None:
-                raise NotFoundError(f"table {table_id!r} does not exist")
+            table = locked_table(session, table_id)
             table.video_url_template = template
 
         run_transaction(self.sessions, work)
 
     def open_round(self, table_id: str, video_ref: str = "") -> str:
         def work(session: Session) -> str:
-            table = session.get(GameTable, table_id, with_for_update=True)
-            if table is None:
-                raise NotFoundError(f"table {table_id!r} does not exist")
+            table = locked_table(session, table_id)
             self.fenced(session, table_id)
             held = session.scalar(
                 select(DeckReport.id).where(DeckReport.table_id == table_id, DeckReport.status == DECK_HELD).limit(1)
@@ -235,6 +239,8 @@ class RoundService:
                 id=round_id, table_id=table_id, number=number, phase=port.phase(engine),
                 settings=table.settings, opened_at=now, betting_closes_at=window or now,
                 window_closes_at=window, video_ref=video_ref, log_length=0,
+                verify=checks.OFF if port.deals_online(settings) else table.verify,
+                verify_window_ms=table.verify_window_ms,
             )  # fmt: skip
             if port.deals_online(settings):  # the deck is fixed, and its commitment public, before anyone acts
                 shuffle = Shuffle.new()
@@ -347,10 +353,13 @@ class RoundService:
         """Apply to the engine, log it, and follow its consequences: the window's deadline, settlement."""
         port = self.game_of(session, round_)
         before = port.expecting(engine)
+        watched = checks.shown(port, engine) if round_.verify != checks.OFF else None
         events = port.apply(engine, command)
         self._log(session, round_, port.command_to_dict(command), actor)
         advanced(session, round_, engine, port)
         round_.phase = port.phase(engine)
+        if watched is not None:
+            checks.open_checks(session, round_, port, engine, watched, self.clock.now())
         after = port.expecting(engine)
         if not isinstance(after, Window):
             round_.window_closes_at = None
@@ -359,10 +368,19 @@ class RoundService:
         if round_.shuffle_deck and isinstance(after, CardWanted):
             events += self._deal_online(session, round_, engine, port)
         elif round_.settled_at is None and round_.voided_at is None:
-            payouts = port.payouts(engine)
-            if payouts is not None:
-                self._settle(session, round_, engine, port, payouts)
+            self._settle_when_checked(session, round_, engine, port)
         return events
+
+    def _settle_when_checked(self, session: Session, round_: Round, engine: Any, port: Game[Any, Any]) -> None:
+        """Settle a round its engine has ended — unless its cross-check holds it for a card not yet confirmed."""
+        payouts = port.payouts(engine)
+        if payouts is None:
+            return
+        if round_.verify == checks.HOLD and checks.unresolved(session, round_.id):
+            round_.phase = checks.VERIFYING
+            return
+        round_.phase = port.phase(engine)
+        self._settle(session, round_, engine, port, payouts)
 
     def _deal_online(self, session: Session, round_: Round, engine: Any, port: Game[Any, Any]) -> list[Any]:
         """A room dealt online: the cards it wants now, from its committed shuffle, in deck order."""
@@ -381,7 +399,8 @@ class RoundService:
             round_.id, port.name, round_.phase, events, round_.log_length, round_.window_closes_at,
             round_.settled_at or round_.voided_at, port.expecting(engine), tuple(port.cards(engine)),
             port.hidden(engine, PUBLIC), state_header(round_), {"public": public, "dealer": port.view(engine, DEALER)},
-            engine,
+            engine, round_.verify, round_.verify_window_ms,
+            checks.open_of(session, round_.id) if round_.verify != checks.OFF else (),
         )  # fmt: skip
 
     def act(self, player: str, round_id: str, name: str, body: Any, key: str | None) -> Any:
@@ -495,7 +514,7 @@ class RoundService:
                 along(session, round_)
             port = self.game_of(session, round_)
             engine = self.engines.take(session, round_, port)
-            was_settled = port.nets(engine) if port.payouts(engine) is not None else None
+            was_settled = port.nets(engine) if round_.settled_at is not None else None
             events = self.append(session, round_, engine, port.void(reason), actor)
             ledger = self.ledger(session, round_.table_id)
             ledger.void_holds(round_id)
@@ -552,7 +571,7 @@ class RoundService:
             round_ = stored_round(session, round_id)
             port = self.game_of(session, round_)
             with self.reading(session, round_) as old:
-                new, _codes = self._corrected(round_, port, old, cards)
+                new, _codes = self._corrected(round_, port, old, cards, dealt_only=round_.phase == checks.VERIFYING)
                 before, after = port.nets(old), port.nets(new)
                 result_before = port.result(old)
             players = {}
@@ -562,13 +581,14 @@ class RoundService:
             return {"result_before": result_before, "result_after": port.result(new), "players": players}
 
     def _corrected(
-        self, round_: Round, port: Game[Any, Any], old: Any, cards: dict[int, Card]
+        self, round_: Round, port: Game[Any, Any], old: Any, cards: dict[int, Card], dealt_only: bool = False
     ) -> tuple[Any, dict[str, str]]:
         """The settled round replayed with ``cards`` (shoe index → card), and the codes as logged; refused when the
-        round is not settled, an index names no dealt card, or the correction would change the deal's flow."""
+        round is not settled (``dealt_only``: not dealt to its end), an index names no dealt card, or the correction
+        would change the deal's flow."""
         round_id = round_.id
-        if port.payouts(old) is None:
-            raise RecalculationRefusedError(f"round {round_id} is not settled (phase {port.phase(old)})")
+        if port.payouts(old) is None or (round_.settled_at is None and not dealt_only):
+            raise RecalculationRefusedError(f"round {round_id} is not settled (phase {round_.phase})")
         dealt = len(port.cards(old))
         bad = [index for index in cards if not 0 <= index < dealt]
         if bad:
@@ -584,6 +604,87 @@ class RoundService:
                 f"round {round_id}: the correction changes who draws, insurance or early settlement; void it"
             )
         return new, codes
+
+    # ---- the shoe + camera cross-check (``services.rounds.checks``) -------------------
+
+    def change_verify(self, table_id: str, verify: str | None, window_ms: int | None = None) -> None:
+        """The table's cross-check (off, warn, hold) and window from its next round on."""
+        run_transaction(self.sessions, lambda session: checks.change_setting(session, table_id, verify, window_ms))
+
+    def camera_saw(
+        self, round_id: str, position: int, card: Card | None, confidence: float | None = None, crop: bytes = b""
+    ) -> Applied:
+        """The controller's outcome of a pending check: the camera saw ``card`` (None: nothing within the window).
+        A held round whose every check is now settled is settled in the same transaction."""
+
+        def work(session: Session) -> Applied:
+            round_ = self.locked_round(session, round_id)
+            check = checks.locked(session, round_id, position)
+            if check.status != checks.PENDING:
+                raise checks.CheckError(f"round {round_id}: the card at position {position} is {check.status} already")
+            check.checked_at = self.clock.now()
+            if card is None:
+                check.status = checks.UNSEEN
+            else:
+                check.status = checks.AGREED if str(card) == check.card else checks.MISMATCH
+                check.camera_card, check.camera_confidence, check.camera_crop = str(card), confidence, crop or None
+            return self._after_check(session, round_, None)
+
+        return self.run(work)
+
+    def confirm_read(self, round_id: str, position: int, read: str, actor: str, reason: str) -> Applied:
+        """An operator's word on a card the camera did not confirm: which read is right (``shoe`` or ``camera``), who
+        and why, in the round's log. The camera's read replaces the shoe's as a correction of the dealt round (one
+        that would change the deal's flow is refused: void the round instead)."""
+        if read not in checks.READS:
+            raise checks.VerifySettingError(f"read must be shoe or camera, got {read!r}")
+        if not reason.strip():
+            raise checks.VerifySettingError("say why (reason): what the video shows")
+
+        def work(session: Session) -> Applied:
+            round_ = self.locked_round(session, round_id)
+            check = checks.locked(session, round_id, position)
+            where = f"round {round_id}: the card at position {position}"
+            if check.status in checks.SETTLED_BY_CHECKS:
+                by = f" by {check.confirmed_by}" if check.confirmed_by else " by the camera"
+                raise checks.CheckError(f"{where} is {check.status} already{by}")
+            if check.status == checks.PENDING:
+                raise checks.CheckError(f"{where} is still being checked (until {aware(check.due_at).isoformat()})")
+            port = self.game_of(session, round_)
+            engine = self.engines.take(session, round_, port)
+            entry = {"type": checks.VERIFIED, "position": position, "shoe": check.card, "camera": check.camera_card,
+                     "read": read, "reason": reason}  # fmt: skip
+            correction: dict[int, Card] = {}
+            if read == "camera":
+                if check.camera_card is None:
+                    raise checks.CheckError(f"{where}: the camera saw none; confirm the shoe's read or void the round")
+                if round_.settled_at is not None or round_.voided_at is not None:
+                    raise checks.CheckError(f"{where}: the round is over; correct it with a proposal (four eyes)")
+                if port.payouts(engine) is None:
+                    raise checks.CheckError(f"{where}: the round is still dealt; confirm the camera once it is dealt")
+                correction = {position: Card.from_code(check.camera_card)}
+            self._log(session, round_, entry, actor)
+            if correction:
+                engine, codes = self._corrected(round_, port, engine, correction, dealt_only=True)
+                self._log(session, round_, {"type": RECALCULATE, "cards": codes, "video_ref": "camera check"}, actor)
+                advanced(session, round_, engine, port)
+            check.status, check.confirmed_read, check.confirmed_by = checks.CONFIRMED, read, actor
+            check.confirmed_why, check.confirmed_at = reason, self.clock.now()
+            return self._after_check(session, round_, engine)
+
+        return self.run(work)
+
+    def _after_check(self, session: Session, round_: Round, engine: Any) -> Applied:
+        port = self.game_of(session, round_)
+        engine = self.engines.take(session, round_, port) if engine is None else engine
+        if round_.phase == checks.VERIFYING:
+            self._settle_when_checked(session, round_, engine, port)
+        return self.applied(session, round_, [], engine)
+
+    def card_checks(self, round_id: str) -> list[dict[str, Any]]:
+        with self.sessions() as session:
+            stored_round(session, round_id)
+            return checks.every(session, round_id)
 
     # ---- helpers for adapters ---------------------------------------------------------
 

@@ -77,6 +77,9 @@ class ShoeConfig:
     source: str = "serial"  # serial | camera | sim
     heartbeat: float = 1.0  # seconds between status refreshes
     key: ShoeKey | None = None  # signs every card, new deck and alarm (see services.shoe.signing)
+    # an overhead camera that witnesses the shoe: its cards go to the camera's topics, where the controller checks
+    # the shoe's cards against them (``services.rounds.checks``); it deals nothing and takes no new deck
+    witness: bool = False
 
 
 class StampFields(TypedDict):
@@ -117,8 +120,10 @@ class ShoeDaemon:
         self._inflight: dict[int, int] = {}  # paho message id → seq
         self._lock = threading.Lock()
         self._acks: queue.SimpleQueue[int] = queue.SimpleQueue()
-        self._cards_topic = topics.shoe_cards(config.table)
-        self._status_topic = topics.shoe_status(config.table)
+        witness, table = config.witness, config.table
+        self._cards_topic = topics.camera_cards(table) if witness else topics.shoe_cards(table)
+        self._status_topic = topics.camera_status(table) if witness else topics.shoe_status(table)
+        self._alarms_topic = topics.camera_alarms(table) if witness else topics.shoe_alarms(table)
         self.client = make_client(f"shoe-{config.shoe_id}-{self.boot_id}")
         self.client.will_set(self._status_topic, self._status("offline"), qos=1, retain=True)
         self.client.on_connect = self._on_connect
@@ -253,7 +258,8 @@ class ShoeDaemon:
 
     def _on_connect(self, client: mqtt.Client, _data: object, _flags: object, reason: object, _p: object) -> None:
         log.info("shoe %s connected to the broker (%s)", self.config.shoe_id, reason)
-        client.subscribe([(topics.shoe_resend(self.config.table), 1), (topics.shoe_control(self.config.table), 1)])
+        if not self.config.witness:  # a witness is never asked to resend (a lost sighting is a card unseen)
+            client.subscribe([(topics.shoe_resend(self.config.table), 1), (topics.shoe_control(self.config.table), 1)])
         self._publish_status()
 
     def _on_message(self, _client: mqtt.Client, _data: object, message: mqtt.MQTTMessage) -> None:
@@ -326,7 +332,7 @@ class ShoeDaemon:
             after_seq=self.outbox.last_seq, code=code, text=text, ts=self._now(), video_tc=self.video.timecode(),
             raw=_text(raw),
         )  # fmt: skip
-        self.client.publish(topics.shoe_alarms(self.config.table), self._sealed(alarm), qos=1)
+        self.client.publish(self._alarms_topic, self._sealed(alarm), qos=1)
 
     def _sealed(self, message: ShoeCard | ShoeNewDeck | ShoeAlarm) -> bytes:
         """The message as sent: signed with the shoe's key when it has one (the controller checks it)."""
