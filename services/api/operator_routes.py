@@ -14,6 +14,7 @@ from services.api.deps import CurrentOperator, CurrentStaff, IdempotencyKey, Ser
 from services.api.schemas import (
     AcknowledgeIn,
     CardIn,
+    ConfirmReadIn,
     DealersOut,
     MoneyIn,
     OpenRoundIn,
@@ -38,6 +39,7 @@ from services.rounds.video import checked_template
 router = APIRouter(prefix="/v1/operator", tags=["operator"])
 ProposalId = Annotated[int, Path(ge=1, le=2**63 - 1, description="the proposal's number")]
 JournalId = Annotated[int, Path(ge=1, le=2**63 - 1, description="the shoe journal entry's number")]
+CheckPosition = Annotated[int, Path(ge=0, le=255, description="the card's place in shoe order, 0-based")]
 ReportId = Annotated[int, Path(ge=1, le=2**63 - 1, description="the deck report's number")]
 
 
@@ -85,7 +87,7 @@ def me(operator: CurrentOperator) -> dict[str, str]:
 def create_table(body: TableIn, _operator: CurrentOperator, services: ServicesDep) -> TableIn:
     services.rounds.create_table(
         body.id, body.currency, body.settings, body.game, body.video_url_template, body.allow_return_over_100,
-        body.wallet,
+        body.wallet, body.verify, body.verify_window_ms,
     )  # fmt: skip
     if (body.overlay_delay_ms, body.language) != (0, "en"):
         display.change_display(services.rounds, body.id, body.overlay_delay_ms, body.language)
@@ -105,7 +107,7 @@ def change_table(
 ) -> dict[str, Any]:
     """Change the table's settings (from its next round; checked as at creation: a house bet returning 100 % or more
     needs ``allow_return_over_100``), its return override, where its video is watched, its overlay's delay or its
-    language."""
+    language, or its shoe + camera cross-check."""
     audit.tables(services.rounds, table_id)  # 404 for an unknown table, whatever the body asks
     if body.video_url_template is not None:  # checked before anything is changed: all of it, or none
         checked_template(body.video_url_template)
@@ -116,6 +118,8 @@ def change_table(
         services.rounds.set_video_url_template(table_id, body.video_url_template)
     if body.overlay_delay_ms is not None or body.language is not None:
         display.change_display(services.rounds, table_id, body.overlay_delay_ms, body.language)
+    if body.verify is not None or body.verify_window_ms is not None:
+        services.rounds.change_verify(table_id, body.verify, body.verify_window_ms)
     [table] = audit.tables(services.rounds, table_id)  # 404 for an unknown table
     return table
 
@@ -196,6 +200,36 @@ def round_record(round_id: str, _operator: CurrentOperator, services: ServicesDe
 def card_evidence(journal_id: JournalId, _operator: CurrentOperator, services: ServicesDep) -> Response:
     """A camera card's crop as read (JPEG), by its shoe journal entry (``crop_url`` in a round's record)."""
     crop = audit.evidence(services.rounds, journal_id)
+    return Response(crop, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})
+
+
+@router.get("/rounds/{round_id}/checks")
+def card_checks(round_id: str, _operator: CurrentOperator, services: ServicesDep) -> list[dict[str, Any]]:
+    """Every face-up card of the round checked against the overhead camera: the shoe's read, what the camera saw (and
+    its crop, ``crop_url``), and an operator's word on a disputed one."""
+    return audit.card_checks(services.rounds, round_id)
+
+
+@router.post("/rounds/{round_id}/checks/{position}/confirm")
+def confirm_read(
+    round_id: str, position: CheckPosition, body: ConfirmReadIn, operator: CurrentOperator, services: ServicesDep
+) -> AppliedOut:
+    """Say which read of a disputed card is right — the shoe's, or the camera's (a correction of the dealt round; one
+    that changes the deal's flow is refused: void the round). Recorded in the round's log with who and why; a round
+    held for its checks settles once none is left."""
+    applied = services.rounds.confirm_read(round_id, position, body.read, operator.id, body.reason)
+    services.notify(round_id)
+    return applied_out(applied)
+
+
+@router.get(
+    "/rounds/{round_id}/checks/{position}/crop",
+    response_class=Response,
+    responses={200: {"content": {"image/jpeg": {}}, "description": "the card as the overhead camera read it"}},
+)
+def check_crop(round_id: str, position: CheckPosition, _operator: CurrentOperator, services: ServicesDep) -> Response:
+    """The overhead camera's crop of a checked card (JPEG)."""
+    crop = services.rounds.check_crop(round_id, position)
     return Response(crop, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})
 
 

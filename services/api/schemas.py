@@ -44,6 +44,13 @@ WALLET = (
 )
 
 
+VERIFY = (
+    "the shoe + camera cross-check: off; warn (a card the overhead camera does not see as the shoe read it alerts the "
+    "dealer); hold (and the round's settlement waits for an operator's word on it); from the next round"
+)
+VERIFY_WINDOW = "how long the overhead camera has to see a card once it is shown, milliseconds"
+
+
 class TableIn(Strict):
     id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,48}$")]
     game: Annotated[str, Field(pattern=r"^[a-z0-9_]{1,16}$", description="the game dealt at the table")] = "pokdeng"
@@ -54,6 +61,8 @@ class TableIn(Strict):
     overlay_delay_ms: Annotated[int, Field(ge=0, le=30_000, description=OVERLAY_DELAY)] = 0
     language: Annotated[Literal["en", "vi", "th"], Field(description=LANGUAGE)] = "en"
     wallet: Annotated[Literal["internal", "operator"], Field(description=WALLET)] = "internal"
+    verify: Annotated[Literal["off", "warn", "hold"], Field(description=VERIFY)] = "off"
+    verify_window_ms: Annotated[int, Field(ge=500, le=30_000, description=VERIFY_WINDOW)] = 3000
 
 
 class TableChangeIn(Strict):
@@ -64,6 +73,8 @@ class TableChangeIn(Strict):
     allow_return_over_100: Annotated[bool | None, Field(description=RETURN_OVERRIDE)] = None
     overlay_delay_ms: Annotated[int | None, Field(ge=0, le=30_000, description=OVERLAY_DELAY)] = None
     language: Annotated[Literal["en", "vi", "th"] | None, Field(description=LANGUAGE)] = None
+    verify: Annotated[Literal["off", "warn", "hold"] | None, Field(description=VERIFY)] = None
+    verify_window_ms: Annotated[int | None, Field(ge=500, le=30_000, description=VERIFY_WINDOW)] = None
 
 
 class OpenRoundIn(Strict):
@@ -107,6 +118,13 @@ class ProposalIn(Strict):
 
 class PreviewIn(Strict):
     cards: CardFixes
+
+
+class ConfirmReadIn(Strict):
+    """An operator's word on a card the overhead camera did not confirm (``verify``)."""
+
+    read: Annotated[Literal["shoe", "camera"], Field(description="whose read of the card is right")]
+    reason: Annotated[str, Field(min_length=1, max_length=500, description="what the video shows")]
 
 
 class AcknowledgeIn(Strict):

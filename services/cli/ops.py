@@ -54,12 +54,19 @@ def register(commands: Any) -> None:
     acknowledge = actions.add_parser("acknowledge", help="a held deck was counted: say what was found; it deals on")
     acknowledge.add_argument("report_id", type=int, metavar="ID")
     acknowledge.add_argument("--note", required=True, help="what the count found")
-    for action in (void, correct, approve, reject, acknowledge):
+    confirm = actions.add_parser(
+        "confirm", help="a card the overhead camera disputed: say whose read is right (a held round then settles)"
+    )
+    confirm.add_argument("round_id", metavar="ROUND")
+    confirm.add_argument("position", type=int, metavar="INDEX", help="the card's index (0-based, shoe order)")
+    confirm.add_argument("--read", choices=("shoe", "camera"), required=True, help="whose read is right")
+    confirm.add_argument("--reason", required=True, help="what the video shows")
+    for action in (void, correct, approve, reject, acknowledge, confirm):
         action.add_argument(
             "--token", default=os.environ.get("STUDIO_OPERATOR_TOKEN"),
             help="the acting operator's bearer token (default: STUDIO_OPERATOR_TOKEN): four eyes are two tokens",
         )  # fmt: skip
-    for action in (listing, show, void, correct, proposals, approve, reject, deck_reports, acknowledge):
+    for action in (listing, show, void, correct, proposals, approve, reject, deck_reports, acknowledge, confirm):
         action.add_argument("--json", action="store_true", help="one JSON document")
         add_database_options(action)
         action.set_defaults(run=run)
@@ -131,6 +138,9 @@ def _act(service: Any, args: argparse.Namespace) -> Any:
         return proposals.approve(args.proposal_id, origin)
     if args.action == "acknowledge":
         return decks.acknowledge(service, args.report_id, args.note, origin)
+    if args.action == "confirm":
+        service.confirm_read(args.round_id, args.position, args.read, origin.operator, args.reason)
+        return audit.card_checks(service, args.round_id)
     return proposals.reject(args.proposal_id, args.reason, origin)
 
 
@@ -180,6 +190,13 @@ def _print_round(record: dict[str, Any]) -> None:
         card = row["card"] or ("(face down)" if row["kind"] == "card" else row["kind"])
         why = f" — {row['reason']}" if row["reason"] else ""
         print(f"  seq {row['seq']:>4} {row['video_tc']} {card:<11} {row['disposition']}{why}")
+    if record["checks"]:
+        print("camera checks:")
+    for c in record["checks"]:
+        camera = c["camera_card"] or "-"
+        by = c["confirmed_by"]
+        word = f" — {c['confirmed_read']} confirmed by {by}: {c['confirmed_why']}" if by else ""
+        print(f"  card {c['position']:>2} shoe {c['card']} camera {camera:<2} {c['status']}{word}")
     print("wagers:")
     for w in record["wagers"]:
         print(f"  {w['wager_id']} {w['player']} {w['side']} {w['seat']} stake {w['stake']} net {w['net']}")

@@ -22,6 +22,7 @@ from services.controller.models import ShoeJournal
 from services.games.base import FINISHED, PUBLIC
 from services.games.base import game as game_named
 from services.ledger.models import Account, Transfer
+from services.rounds import checks
 from services.rounds.clock import aware
 from services.rounds.display import display_of
 from services.rounds.engines import RECALCULATE
@@ -102,7 +103,8 @@ def tables(service: RoundService, table_id: str | None = None) -> list[dict[str,
         {"table_id": t.id, "game": t.game, "currency": t.currency, "settings": json.loads(t.settings),
          "returns": table_returns(t.game, game_named(t.game).settings(json.loads(t.settings))),
          "allow_return_over_100": t.allow_return_over_100, "video_url_template": t.video_url_template,
-         "display": display_of(t), "wallet": t.wallet}
+         "display": display_of(t), "wallet": t.wallet,
+         "verify": {"mode": t.verify, "window_ms": t.verify_window_ms}}
         for t in rows
     ]  # fmt: skip
 
@@ -140,7 +142,23 @@ def round_audit(service: RoundService, round_id: str) -> dict[str, Any]:
             ],
             "money": _money(session, round_id),
             "wallet_calls": _wallet_calls(session, round_id),
+            "checks": _card_checks(session, round_id),
         }
+
+
+def card_checks(service: RoundService, round_id: str) -> list[dict[str, Any]]:
+    """The round's face-up cards checked against the overhead camera (``services.rounds.checks``)."""
+    with service.sessions() as session:
+        stored_round(session, round_id)
+        return _card_checks(session, round_id)
+
+
+def _card_checks(session: Session, round_id: str) -> list[dict[str, Any]]:
+    rows = checks.every(session, round_id)
+    for row in rows:
+        has_crop = row.pop("has_crop")
+        row["crop_url"] = f"/v1/operator/rounds/{round_id}/checks/{row['position']}/crop" if has_crop else None
+    return rows
 
 
 def _wallet_calls(session: Session, round_id: str) -> list[dict[str, Any]]:

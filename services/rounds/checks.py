@@ -141,8 +141,12 @@ def locked(session: Session, round_id: str, position: int) -> CardCheck:
 
 
 def every(session: Session, round_id: str) -> list[dict[str, Any]]:
-    """Every check of the round, for the operator's tools (the crop is fetched apart)."""
-    rows = session.scalars(select(CardCheck).where(CardCheck.round_id == round_id).order_by(CardCheck.position))
+    """Every check of the round, for the operator's tools (the crop is fetched apart: ``has_crop`` says if there is
+    one)."""
+    has_crop = CardCheck.camera_crop.is_not(None).label("has_crop")
+    found = session.execute(
+        select(CardCheck, has_crop).where(CardCheck.round_id == round_id).order_by(CardCheck.position)
+    )
     return [
         {
             "position": row.position, "card": row.card, "status": row.status,
@@ -151,9 +155,9 @@ def every(session: Session, round_id: str) -> list[dict[str, Any]]:
             "camera_card": row.camera_card, "camera_confidence": row.camera_confidence,
             "confirmed_read": row.confirmed_read, "confirmed_by": row.confirmed_by,
             "confirmed_why": row.confirmed_why,
-            "confirmed_at": aware(row.confirmed_at).isoformat() if row.confirmed_at else None,
+            "confirmed_at": aware(row.confirmed_at).isoformat() if row.confirmed_at else None, "has_crop": crop,
         }
-        for row in rows
+        for row, crop in found
     ]  # fmt: skip
 
 

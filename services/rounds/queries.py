@@ -22,7 +22,7 @@ from services.rounds.clock import aware
 from services.rounds.display import display_of
 from services.rounds.errors import NotFoundError
 from services.rounds.models import GameTable, Round, RoundLogEntry, Wager
-from services.rounds.service import RoundService, state_header, stored_round
+from services.rounds.service import RoundService, as_seen, stored_round
 
 HISTORY_PAGE_MAX = 100
 
@@ -110,7 +110,7 @@ def _recall(session: Session, round_: Round) -> dict[str, Any]:
 
 
 def _state(session: Session, service: RoundService, round_: Round) -> dict[str, Any]:
-    return state_header(round_) | service.engines.view(session, round_, service.game_of(session, round_))
+    return as_seen(round_, service.engines.view(session, round_, service.game_of(session, round_)))
 
 
 def _summary(session: Session, round_: Round, player: str) -> dict[str, Any]:

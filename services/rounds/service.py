@@ -103,8 +103,7 @@ class Applied:
 
     @property
     def public(self) -> dict[str, Any]:
-        held = {"phase": checks.VERIFYING} if self.phase == checks.VERIFYING else {}  # its result is not final
-        return self.header | self.views["public"] | held
+        return self.header | self.views["public"] | _held(self.phase)
 
 
 Along = Callable[[Session, Round], None]  # work done in an operator action's own transaction, before it
@@ -462,7 +461,7 @@ class RoundService:
             with self.reading(session, round_) as engine:
                 if port.seats(engine).get(seat) != player_id:
                     raise ForbiddenError(f"seat {seat} of round {round_.id} is not {player_id}'s")
-                return state_header(round_) | {"seat": seat} | port.view(engine, viewer(player_id))
+                return as_seen(round_, {"seat": seat} | port.view(engine, viewer(player_id)))
 
     def seats(self, round_id: str) -> dict[str, str]:
         """Who holds each seat of the round (games with seats; seat -> player)."""
@@ -482,7 +481,7 @@ class RoundService:
             port = self.game_of(session, round_)
             with self.reading(session, round_) as engine:
                 you = adapter(port.name).yours(self, session, round_, engine, player_id)
-                return state_header(round_) | {"phase": port.phase(engine), "you": you}
+                return as_seen(round_, {"phase": port.phase(engine), "you": you})
 
     def _current(self, session: Session, table_id: str) -> Round | None:
         """The table's latest round; None before its first (an unknown table is a ``NotFoundError``)."""
@@ -681,6 +680,10 @@ class RoundService:
             self._settle_when_checked(session, round_, engine, port)
         return self.applied(session, round_, [], engine)
 
+    def check_crop(self, round_id: str, position: int) -> bytes:
+        with self.sessions() as session:
+            return checks.crop(session, round_id, position)
+
     def card_checks(self, round_id: str) -> list[dict[str, Any]]:
         with self.sessions() as session:
             stored_round(session, round_id)
@@ -803,6 +806,16 @@ def state_header(round_: Round) -> dict[str, Any]:
         "window_closes_at": aware(round_.window_closes_at).isoformat() if round_.window_closes_at else None,
         "video_ref": round_.video_ref,
     } | _shuffle(round_)
+
+
+def as_seen(round_: Round, view: dict[str, Any]) -> dict[str, Any]:
+    """A view of the round's engine under the round's own fields: what every reader of a round is given."""
+    return state_header(round_) | view | _held(round_.phase)
+
+
+def _held(phase: str) -> dict[str, Any]:
+    """A round its cross-check holds says so, whatever its engine's phase: its result is not final yet."""
+    return {"phase": checks.VERIFYING} if phase == checks.VERIFYING else {}
 
 
 def _shuffle(round_: Round) -> dict[str, Any]:

@@ -118,6 +118,7 @@ def test_each_call_fills_the_placeholders_of_its_text() -> None:
         ("maubinh.hand.", {category.label for category in Category}),
         ("proposal.", set(STATUSES)),
         ("state.", {"open", "settled", "corrected", "void"}),
+        ("check.", {"pending", "agreed", "mismatch", "unseen", "confirmed"}),
         ("side.", {"player", "banker"}),
         ("play.bet.", {"player", "banker"}),
         ("play.one_side.", {"player", "banker"}),

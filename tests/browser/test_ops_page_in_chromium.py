@@ -152,3 +152,31 @@ def test_operators_correct_a_round_and_void_another_with_four_eyes(
     op.wait_for_selector("#held-decks li", state="detached", timeout=15_000)
     [report] = studio.client.get("/v1/operator/decks", headers=studio.auth("op")).json()
     assert report["status"] == "acknowledged" and report["acknowledged"]["by"] == "op"
+
+
+def test_an_operator_settles_a_held_round_by_saying_which_read_of_a_disputed_card_is_right(
+    browser: Any,  # noqa: F811
+    studio: Studio,  # noqa: F811
+    served: str,
+) -> None:
+    from tests.api.test_card_checks import held_round
+
+    round_id = held_round(studio, misread=0, seen="6D")  # the shoe read 5H, the overhead camera saw 6D
+    op = signed_in(browser, served, studio.tokens["op"])
+    shown(op, round_id)
+    disputed = "#d-checks tr[data-check='0']"
+    op.wait_for_selector(disputed, timeout=15_000)
+    assert "the camera saw another card" in op.text_content(disputed)
+    op.wait_for_function(f'document.querySelector("{disputed} img.crop")?.naturalWidth > 0')
+    assert op.query_selector("#d-checks tr[data-check='1'] button") is None  # agreed: nothing to decide
+    op.click(f"{disputed} button.confirm-camera")
+    op.wait_for_function(f"document.querySelector(\"{disputed}\").textContent.includes('Say what the video shows')")
+    assert record(studio, round_id)["settled_at"] is None
+    op.fill(f"{disputed} input.check-reason", "the video shows the six of diamonds")
+    op.click(f"{disputed} button.confirm-camera")
+    op.wait_for_function(f"document.querySelector(\"{disputed}\")?.textContent.includes('confirmed by op')")
+    settled = record(studio, round_id)
+    assert settled["settled_at"] is not None and settled["cards"][0]["card"] == "6D"
+    assert settled["checks"][0]["confirmed_read"] == "camera"
+    if SHOTS:
+        op.screenshot(path=str(Path(SHOTS) / "ops-camera-check.png"), full_page=True)

@@ -193,6 +193,8 @@ async function showRound(roundId) {
       : call.status === "refused" ? t("ops.wallet_refused", { code: call.answer?.code || "" })
       : t("ops.wallet_ok", { reference: call.answer?.operator_reference || "" }),
     String(call.attempts))));
+  $("d-checks-box").hidden = !record.checks.length;
+  $("d-checks").replaceChildren(...record.checks.map((check) => checkNode(record.round_id, check)));
   $("d-proposals").replaceChildren(...proposals.map((proposal) => proposalNode(proposal, false)));
   $("d-log").replaceChildren(...record.log.map((entry) =>
     el("li", {}, `${when(entry.at)} · ${entry.actor} · ${JSON.stringify(entry.command)}`)));
@@ -213,6 +215,49 @@ function evidenceNode(entry) {
       .catch(() => {});
   }
   return node;
+}
+
+// A card checked against the overhead camera: both reads (the camera's crop), and for a disputed one the
+// operator's word — which read is right, and what the video shows.
+function checkNode(roundId, check) {
+  const camera = el("span", { class: "evidence" }, check.camera_card ? cardNode(check.camera_card) : "—");
+  if (check.crop_url) camera.append(evidenceNode({ raw: null, crop_url: check.crop_url }));
+  const status = el("div", {}, word("check", check.status));
+  if (check.confirmed_by) {
+    status.append(el("div", {}, t("ops.confirmed_by", { read: t(check.confirmed_read === "camera"
+      ? "ops.camera_right" : "ops.shoe_right"), by: check.confirmed_by, why: check.confirmed_why })));
+  }
+  if (check.status === "mismatch" || check.status === "unseen") {
+    const reason = el("input", { placeholder: t("ops.check_reason"), class: "check-reason" });
+    const message = el("span", { class: "message" });
+    const decide = async (read) => {
+      if (!reason.value.trim()) {
+        message.textContent = t("ops.need_check_reason");
+        message.className = "message error";
+        return;
+      }
+      try {
+        await api("POST", `/v1/operator/rounds/${encodeURIComponent(roundId)}/checks/${check.position}/confirm`,
+                  { read, reason: reason.value.trim() });
+        await showRound(roundId);
+      } catch (error) {
+        message.textContent = error.message;
+        message.className = "message error";
+      }
+    };
+    const shoe = el("button", { type: "button", class: "confirm-shoe" }, t("ops.shoe_right"));
+    shoe.addEventListener("click", () => decide("shoe"));
+    const buttons = [shoe];
+    if (check.camera_card) {
+      const cameraRight = el("button", { type: "button", class: "confirm-camera" }, t("ops.camera_right"));
+      cameraRight.addEventListener("click", () => decide("camera"));
+      buttons.push(cameraRight);
+    }
+    status.append(el("div", { class: "decide" }, reason, ...buttons, message));
+  }
+  return el("tr", { "data-check": String(check.position) },
+    el("td", {}, String(check.position)), el("td", {}, cardNode(check.card)), el("td", {}, camera),
+    el("td", {}, status));
 }
 
 function corrections() {

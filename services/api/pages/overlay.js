@@ -7,7 +7,8 @@ const table = tableFromPath();
 // The phases' labels (i18n.json keys).
 const LABELS = { betting: "overlay.phase.betting", dealing: "overlay.phase.dealing",
                  insurance: "overlay.phase.insurance", drawing: "overlay.phase.drawing",
-                 settled: "overlay.phase.settled", void: "overlay.phase.void" };
+                 settled: "overlay.phase.settled", void: "overlay.phase.void",
+                 verifying: "overlay.phase.verifying" };
 // Pok Deng's hand ranks (``services.games.pokdeng.hands``: 1 is best) as the game names them (i18n.json keys).
 const HAND_RANKS = { 2: "pokdeng.rank.2", 3: "pokdeng.rank.3", 4: "pokdeng.rank.4", 5: "pokdeng.rank.5" };
 let delay = 0; // ms every change is held back (the table's overlay_delay_ms, or ?delay_ms=)

@@ -11,7 +11,8 @@ const SIDES = ["player", "banker"];
 // player by the API's error code (refusal.<code>, with the API's own message where it says {message}).
 const HAND_NAMES = { 2: "pokdeng.rank.2", 3: "pokdeng.rank.3", 4: "pokdeng.rank.4", 5: "pokdeng.rank.5" };
 const PHASES = { betting: "play.phase.betting", dealing: "play.phase.dealing", insurance: "play.phase.insurance",
-                 drawing: "play.phase.drawing", settled: "play.phase.settled", void: "play.phase.void" };
+                 drawing: "play.phase.drawing", settled: "play.phase.settled", void: "play.phase.void",
+                 verifying: "play.phase.verifying" };
 const REFUSALS = ["betting_closed", "insufficient_funds", "invalid_wager", "invalid_insurance", "window_closed",
                   "not_expected_now", "not_your_decision", "idempotency_conflict", "unauthorized"];
 
