@@ -543,9 +543,8 @@ class TableController:
             if current.verify != checks.OFF:
                 view["checks"] = [check.out() for check in current.checks]
             if current.phase == checks.VERIFYING:
-                disputed = ", ".join(str(check.position + 1) for check in current.checks)
                 view["phase"] = checks.VERIFYING
-                view["waiting_for"] = f"an operator's word on card {disputed}: settlement waits (ops page)"
+                view["waiting_for"] = _verifying(current.checks)
             view.setdefault("waiting_for", expecting.text if expecting else "nothing (the round is over)")
             if isinstance(expecting, CardWanted):
                 card = {"position": expecting.position, "index": expecting.index, "face_up": expecting.face_up}
@@ -556,6 +555,15 @@ class TableController:
             "held": self.held_why,
             "alerts": [alert.__dict__ for alert in self.alerts[-10:]],
         }
+
+
+def _verifying(open_checks: tuple[checks.OpenCheck, ...]) -> str:
+    """What a round held for its checks waits for: the camera's sightings, or an operator's word."""
+    pending = [str(check.position + 1) for check in open_checks if check.status == checks.PENDING]
+    if pending:
+        return f"the overhead camera to see card {', '.join(pending)}: settlement waits"
+    disputed = ", ".join(str(check.position + 1) for check in open_checks)
+    return f"an operator's word on card {disputed}: settlement waits (ops page)"
 
 
 def _held_report(session: Session, table_id: str) -> Any:

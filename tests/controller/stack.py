@@ -6,6 +6,7 @@ One table per ``Studio`` (its own table id, hence its own topics), so tests shar
 from __future__ import annotations
 
 import json
+import queue
 import threading
 import time
 import uuid
@@ -13,10 +14,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import cv2
+import numpy as np
 import pytest
 from sqlalchemy import Engine
 
-from hardware.serial_shoe import Backoff, SerialShoe
+from hardware.camera.device import CardSeen
+from hardware.serial_shoe import Backoff, Connected, SerialShoe
 from hardware.sim import VirtualShoe
 from services.bus import topics
 from services.bus.client import Subscriber
@@ -31,29 +35,57 @@ from services.shoe.daemon import ShoeConfig, ShoeDaemon
 from services.shoe.signing import KeyRing, new_key
 from tests.support import wait_until
 
+CROP = bytes(cv2.imencode(".jpg", np.full((60, 40, 3), 200, np.uint8))[1])
 WINDOWS = {"betting_window_ms": 1500, "insurance_window_ms": 300, "decision_window_ms": 300}
 
 
+class OverheadCamera:
+    """A camera device for a witness daemon: it reports the cards a test says it saw (``see``)."""
+
+    def __init__(self) -> None:
+        self.seen: queue.Queue[CardSeen] = queue.Queue()
+
+    def see(self, card: str) -> None:
+        self.seen.put(CardSeen(card, 0.95, time.time(), (10, 10, 60, 90), CROP))
+
+    def events(self, stop: threading.Event) -> Iterator[Connected | CardSeen]:
+        yield Connected("overhead")
+        while not stop.is_set():
+            try:
+                yield self.seen.get(timeout=0.05)
+            except queue.Empty:
+                continue
+
+
 class Studio:
-    """One table: a pty shoe read by a shoe daemon, a controller, the round service, all on real parts."""
+    """One table: a pty shoe read by a shoe daemon, a controller, the round service, all on real parts; with
+    ``verify``, an overhead camera (a witness daemon, signing its sightings) checks the shoe's cards."""
 
     def __init__(
-        self, database: Engine, url: str, directory: Path, windows: dict[str, int] = WINDOWS, game: str = "pokdeng"
+        self,
+        database: Engine,
+        url: str,
+        directory: Path,
+        windows: dict[str, int] = WINDOWS,
+        game: str = "pokdeng",
+        verify: str = "off",
     ) -> None:
         self.table = f"t{uuid.uuid4().hex[:8]}"
         self.shoe_id = f"{self.table}-shoe"
         self.service = RoundService(session_factory(database))
         self.wallets = WalletService(session_factory(database), "THB")
         self.players = PlayerService(session_factory(database))
-        self.service.create_table(self.table, "THB", windows, game, allow_return_over_100=True)
+        self.service.create_table(self.table, "THB", windows, game, allow_return_over_100=True, verify=verify)
         self.sim = VirtualShoe("monitor", directory / "pty")
         self.key = new_key(self.shoe_id)  # the shoe signs; the controller holds the key
         config = ShoeConfig(
             self.table, self.shoe_id, directory / "outbox.db", url, source="sim", heartbeat=0.2, key=self.key
         )
         self.daemon = ShoeDaemon(config, SerialShoe(str(self.sim.path), "monitor", backoff=Backoff(0.02)).events)
-        settings = ControllerSettings(self.shoe_id, auto_open=False)
-        self.keys = KeyRing(directory / "keys", keys=[self.key])
+        camera_id = f"{self.table}-camera" if verify != "off" else ""
+        settings = ControllerSettings(self.shoe_id, auto_open=False, camera_id=camera_id)
+        self.camera, camera_key = OverheadCamera(), new_key(camera_id or "none")
+        self.keys = KeyRing(directory / "keys", keys=[self.key, camera_key])
         self.controller = Controller(self.service, url, {self.table: settings}, keys=self.keys)
         self.views = Subscriber(url, [topics.round_state(self.table), topics.round_dealer(self.table)])
         self.views.wait_subscribed()
@@ -63,6 +95,13 @@ class Studio:
             threading.Thread(target=self.daemon.run, args=(self.stop,), daemon=True),
             threading.Thread(target=self.controller.run, args=(self.stop,), daemon=True),
         ]
+        if camera_id:
+            witness = ShoeConfig(
+                self.table, camera_id, directory / "camera.db", url, source="camera", heartbeat=0.2, key=camera_key,
+                witness=True,
+            )  # fmt: skip
+            self.witness = ShoeDaemon(witness, self.camera.events)
+            self.threads.append(threading.Thread(target=self.witness.run, args=(self.stop,), daemon=True))
         for thread in self.threads:
             thread.start()
         wait_until(lambda: self.daemon.device_state == "connected", 10, "the shoe")
