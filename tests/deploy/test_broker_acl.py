@@ -75,7 +75,7 @@ def publisher(address: str) -> mqtt.Client:
     return client
 
 
-def test_only_the_controller_reads_raw_shoe_cards_and_the_public_reads_only_the_public_state(
+def test_only_the_controller_reads_raw_shoe_cards_and_sightings_and_the_public_reads_only_the_public_state(
     secured: tuple[int, dict[str, str]],
 ) -> None:
     port, roles = secured
@@ -86,14 +86,15 @@ def test_only_the_controller_reads_raw_shoe_cards_and_the_public_reads_only_the_
         reader.wait_subscribed()
     shoe, controller = publisher(url(port, roles, "shoe")), publisher(url(port, roles, "controller"))
     shoe.publish(topics.shoe_cards("t1"), b'{"card": "KD"}', qos=1).wait_for_publish(5)
+    shoe.publish(topics.camera_cards("t1"), b'{"card": "9C"}', qos=1).wait_for_publish(5)  # a witness camera's
     controller.publish(topics.round_state("t1"), b'{"phase": "dealing"}', qos=1).wait_for_publish(5)
     controller.publish(topics.round_dealer("t1"), b'{"phase": "dealing"}', qos=1).wait_for_publish(5)
     controller.publish(topics.controller_status("c1"), b'{"state": "online"}', qos=1).wait_for_publish(5)
-    wait_until(lambda: len(readers["controller"].messages) >= 4, 10, "the controller to receive all four")
+    wait_until(lambda: len(readers["controller"].messages) >= 5, 10, "the controller to receive all five")
     time.sleep(0.3)  # give the broker time to (not) deliver the rest
     seen = {role: sorted(m.topic.rsplit("/", 2)[-2] + "/" + m.topic.rsplit("/", 1)[-1] for m in r.messages)
             for role, r in readers.items()}  # fmt: skip
-    assert seen["controller"] == ["c1/status", "round/dealer", "round/state", "shoe/cards"]
+    assert seen["controller"] == ["c1/status", "camera/cards", "round/dealer", "round/state", "shoe/cards"]
     assert seen["dealer"] == ["c1/status", "round/dealer", "round/state"]
     assert seen["api"] == ["c1/status", "round/dealer", "round/state"]  # it relays the dealer view to staff
     assert seen["public"] == ["round/state"]
