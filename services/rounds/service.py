@@ -29,6 +29,7 @@ from services.games.base import (
     DEALER,
     FINISHED,
     PUBLIC,
+    VOID,
     CardWanted,
     Expecting,
     Game,
@@ -357,7 +358,7 @@ class RoundService:
         self._log(session, round_, port.command_to_dict(command), actor)
         advanced(session, round_, engine, port)
         round_.phase = port.phase(engine)
-        if watched is not None:
+        if watched is not None and round_.phase != VOID:  # a void shows nothing to check
             checks.open_checks(session, round_, port, engine, watched, self.clock.now())
         after = port.expecting(engine)
         if not isinstance(after, Window):

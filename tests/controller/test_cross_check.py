@@ -226,8 +226,12 @@ def test_hold_a_silent_camera_holds_the_round_and_only_the_shoes_read_can_be_con
 def test_a_held_round_voided_returns_every_hold_and_posts_no_result(database: Engine) -> None:
     table = verified_table(database, checks.HOLD)
     round_id = play(table, Camera(table, {0: "KD"}))
+    before = statuses(table, round_id)
     table.service.void(round_id, "the cards cannot be told from the video", "op1")
-    assert balances(table) == (10_000, 10_000)
+    assert balances(table) == (10_000, 10_000) and stored(table, round_id).phase == "void"
+    assert statuses(table, round_id) == before  # a void opens no check, and the round no longer waits for one
+    table.tick(seconds=10)
+    assert table.controller.current is not None and table.controller.current.round_id != round_id
 
 
 def test_a_sighting_from_another_camera_a_duplicate_or_an_old_one_confirms_nothing(database: Engine) -> None:
