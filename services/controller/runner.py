@@ -39,6 +39,7 @@ from services.bus.messages import (
     RoundView,
     ShoeAlarm,
     ShoeCard,
+    ShoeStatus,
     decode,
     encode,
 )
@@ -57,7 +58,7 @@ REREAD = timedelta(seconds=1)
 @dataclass(frozen=True)
 class Inbound:
     table: str
-    kind: str  # shoe | alarm | command | untrusted | sighting
+    kind: str  # shoe | alarm | command | untrusted | sighting | camera_status
     payload: Any
 
 
@@ -129,7 +130,7 @@ class Writer:
 
     def alarm(self, table: str, payload: bytes) -> Inbound | None:
         """A payload on the table's alarm topic as an input (None: malformed, counted and dropped)."""
-        alarm = self._decoded(ShoeAlarm, payload, "an alarm")
+        alarm = self.decoded(ShoeAlarm, payload, "an alarm")
         if alarm is None:
             return None
         why = self.untrusted(table, payload) if alarm.shoe_id == self.tables[table].settings.shoe_id else None
@@ -138,7 +139,7 @@ class Writer:
     def sighting(self, table: str, payload: bytes) -> Inbound | None:
         """A payload on the table's camera topic as an input: a card the overhead camera saw (None: malformed, or
         not signed by the table's camera when it has keys — counted, logged and dropped)."""
-        seen = self._decoded(ShoeCard, payload, "a camera sighting")
+        seen = self.decoded(ShoeCard, payload, "a camera sighting")
         if seen is None:
             return None
         camera = self.tables[table].settings.camera_id
@@ -152,10 +153,10 @@ class Writer:
 
     def command(self, table: str, payload: bytes) -> Inbound | None:
         """A payload on the table's ``round/commands`` topic as an input (None: malformed)."""
-        changed = self._decoded(RoundChanged, payload, "a round command")
+        changed = self.decoded(RoundChanged, payload, "a round command")
         return None if changed is None else Inbound(table, "command", None)
 
-    def _decoded(self, kind: type[M], payload: bytes, what: str) -> M | None:
+    def decoded(self, kind: type[M], payload: bytes, what: str) -> M | None:
         """The message, or None: malformed, counted and logged."""
         try:
             return decode(kind, payload)
@@ -187,6 +188,8 @@ class Writer:
                 controller.on_untrusted(*item.payload)
             elif item.kind == "sighting":
                 controller.on_sighting(item.payload)
+            elif item.kind == "camera_status":
+                controller.on_camera_status(item.payload)
             else:
                 controller.refresh()
         except DBAPIError as error:  # the database is away: this input is taken again once it is back
@@ -364,7 +367,7 @@ class Controller:
         for table, controller in self.tables.items():
             subscriptions += [(topics.shoe_alarms(table), 1), (topics.round_commands(table), 1)]
             if controller.settings.camera_id:
-                subscriptions.append((topics.camera_cards(table), 1))
+                subscriptions += [(topics.camera_cards(table), 1), (topics.camera_status(table), 1)]
         client.subscribe(subscriptions)
         client.publish(topics.controller_status(self.name), self._status("online"), qos=1, retain=True)
 
@@ -379,6 +382,9 @@ class Controller:
             item = self.writer.alarm(table, bytes(message.payload))
         elif message.topic == topics.camera_cards(table):
             item = self.writer.sighting(table, bytes(message.payload))
+        elif message.topic == topics.camera_status(table):
+            status = self.writer.decoded(ShoeStatus, bytes(message.payload), "a camera's status")
+            item = None if status is None else Inbound(table, "camera_status", status)
         else:
             item = self.writer.command(table, bytes(message.payload))
         if item is not None:

@@ -22,7 +22,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck, jpeg_bytes
+from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck, ShoeStatus, jpeg_bytes
 from services.cards import Card, DeckCount, DeckTracker
 from services.controller.models import DECK_HELD, DECK_OK, DeckReport, ShoeJournal
 from services.controller.witness import Witness
@@ -82,6 +82,7 @@ class TableController:
     _last_message: tuple[str, int] = ("", 0)  # (boot, seq) of the last message taken from this table's shoe
     _most_cards: int = 0  # the most cards one round of the table's game takes (read once)
     camera: Witness = field(default_factory=Witness)  # the overhead camera's recent sightings
+    camera_state: str = "unknown"  # online | offline, as the camera's daemon last said
 
     # ---- inputs -------------------------------------------------------------------------
 
@@ -420,6 +421,24 @@ class TableController:
         self._count("sightings")
         self._check_cards(now)
 
+    def on_camera_status(self, status: ShoeStatus) -> None:
+        """The overhead camera's daemon went on or off line (its last will says offline): the dealer is told."""
+        if status.shoe_id != self.settings.camera_id:
+            return
+        state = "online" if status.state == "online" and status.device != "disconnected" else "offline"
+        if state == self.camera_state:
+            return
+        if state == "offline":
+            held = "settlement waits for an operator's word on each" if self._holds() else "alerts follow"
+            self._alert("verify_camera", f"the overhead camera {status.shoe_id} is offline: it checks no card ({held})")
+        elif self.camera_state == "offline":
+            self._alert("verify_camera", f"the overhead camera {status.shoe_id} is back: it checks the cards again")
+        self.camera_state = state
+        self._publish()
+
+    def _holds(self) -> bool:
+        return self.current is not None and self.current.verify == checks.HOLD
+
     def _check_cards(self, now: datetime) -> None:
         """Decide every check the camera's sightings (or the end of their window) now settle, one at a time."""
         while self.current is not None and self.current.verify != checks.OFF:
@@ -443,8 +462,7 @@ class TableController:
             self._publish()
 
     def _verify_alert(self, kind: str, check: checks.OpenCheck, what: str) -> None:
-        held = self.current is not None and self.current.verify == checks.HOLD
-        then = "settlement waits for an operator's word (ops page)" if held else "check the video"
+        then = "settlement waits for an operator's word (ops page)" if self._holds() else "check the video"
         self._alert(kind, f"card {check.position + 1}: {what}; {then}", check.card)
 
     def _window(self) -> timedelta:
@@ -549,12 +567,16 @@ class TableController:
             if isinstance(expecting, CardWanted):
                 card = {"position": expecting.position, "index": expecting.index, "face_up": expecting.face_up}
                 view.setdefault("next_card", card)
-        return view | {
-            "deck_remaining": self.deck.remaining,
-            "paused": self.paused,
-            "held": self.held_why,
-            "alerts": [alert.__dict__ for alert in self.alerts[-10:]],
-        }
+        return (
+            view
+            | {
+                "deck_remaining": self.deck.remaining,
+                "paused": self.paused,
+                "held": self.held_why,
+                "alerts": [alert.__dict__ for alert in self.alerts[-10:]],
+            }
+            | ({"camera": self.camera_state} if self.settings.camera_id else {})
+        )
 
 
 def _verifying(open_checks: tuple[checks.OpenCheck, ...]) -> str:

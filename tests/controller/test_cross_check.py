@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine, select
 
-from services.bus.messages import ShoeCard
+from services.bus.messages import ShoeCard, ShoeStatus
 from services.controller.runner import Writer
 from services.controller.witness import Witness
 from services.games.pokdeng import AwaitingCard
@@ -320,3 +320,21 @@ def log_entries(table: Table, round_id: str, kind: str | None = None) -> list[tu
         ).all()
     entries = [(json.loads(command), actor) for command, actor in rows]
     return [(e, a) for e, a in entries if kind is None or e["type"] == kind]
+
+
+def test_the_dealer_is_told_once_when_the_overhead_camera_goes_offline_and_when_it_is_back(database: Engine) -> None:
+    table = verified_table(database, checks.HOLD)
+
+    def status(state: str, camera: str = CAMERA, device: str = "connected") -> ShoeStatus:
+        return ShoeStatus(shoe_id=camera, boot_id="cam1", state=state, device=device, ts="2026-12-04T00:00:00+00:00")  # type: ignore[arg-type]
+
+    table.tick(seconds=0)
+    table.controller.on_camera_status(status("online"))
+    assert kinds(table) == [] and table.controller.dealer_view()["camera"] == "online"
+    table.controller.on_camera_status(status("offline"))
+    table.controller.on_camera_status(status("online", device="disconnected"))  # still no picture
+    table.controller.on_camera_status(status("online", camera="t2-camera"))  # not this table's
+    assert kinds(table) == ["verify_camera"] and table.controller.dealer_view()["camera"] == "offline"
+    assert "is offline: it checks no card (settlement waits for an operator's word on each)" in table.alerts()[-1]
+    table.controller.on_camera_status(status("online"))
+    assert kinds(table) == ["verify_camera", "verify_camera"] and "is back" in table.alerts()[-1]

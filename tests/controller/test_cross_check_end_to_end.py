@@ -56,6 +56,7 @@ def test_a_camera_that_sees_every_card_as_the_shoe_read_it_lets_the_round_settle
     assert found and {row["status"] for row in found} == {checks.AGREED}
     assert all(row["camera_confidence"] == pytest.approx(0.95) for row in found)
     assert studio.table_controller.counters.get("sightings", 0) >= len(found)
+    assert studio.dealer_view()["camera"] == "online"  # the witness daemon's retained status
 
 
 def test_a_camera_that_saw_another_card_holds_the_round_until_an_operators_word(studio: Studio) -> None:
