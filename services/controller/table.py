@@ -399,6 +399,8 @@ class TableController:
                 return self.service.clock.now() + HOLD_RECHECK  # look again for the operator's acknowledgement
             if not self.settings.auto_open or not self.deck.can_deal(self.most_cards()):
                 return None
+            if any(check.status == checks.PENDING for check in self._checks()):
+                return None  # the next round waits for the checks' windows: their deadlines wake the controller
             if current is None or current.finished_at is None:
                 return DUE
             return aware(current.finished_at) + timedelta(milliseconds=self.settings.result_pause_ms)
@@ -559,7 +561,8 @@ class TableController:
             view = current.header | current.views["dealer"]
             expecting = current.expecting
             if current.verify != checks.OFF:
-                view["checks"] = [check.out() for check in current.checks]
+                hidden = frozenset(str(card) for card in current.hidden)
+                view["checks"] = [check.out(hidden) for check in current.checks]
             if current.phase == checks.VERIFYING:
                 view["phase"] = checks.VERIFYING
                 view["waiting_for"] = _verifying(current.checks)

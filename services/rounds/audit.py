@@ -142,7 +142,7 @@ def round_audit(service: RoundService, round_id: str) -> dict[str, Any]:
             ],
             "money": _money(session, round_id),
             "wallet_calls": _wallet_calls(session, round_id),
-            "checks": _card_checks(session, round_id),
+            "checks": _card_checks(session, round_id, _hidden(service, session, round_id)),
         }
 
 
@@ -150,12 +150,16 @@ def card_checks(service: RoundService, round_id: str) -> list[dict[str, Any]]:
     """The round's face-up cards checked against the overhead camera (``services.rounds.checks``)."""
     with service.sessions() as session:
         stored_round(session, round_id)
-        return _card_checks(session, round_id)
+        return _card_checks(session, round_id, _hidden(service, session, round_id))
 
 
-def _card_checks(session: Session, round_id: str) -> list[dict[str, Any]]:
+def _card_checks(session: Session, round_id: str, hidden: set[str]) -> list[dict[str, Any]]:
+    """The checks, a camera's read that happens to name a card still face down left out (the camera cannot have
+    seen it: a misread, but its code is not said before the reveal)."""
     rows = checks.every(session, round_id)
     for row in rows:
+        if row["camera_card"] in hidden:
+            row["camera_card"] = None
         has_crop = row.pop("has_crop")
         row["crop_url"] = f"/v1/operator/rounds/{round_id}/checks/{row['position']}/crop" if has_crop else None
     return rows
@@ -224,6 +228,16 @@ def evidence(service: RoundService, journal_id: int) -> bytes:
         if not _named(row, shown):
             raise NotFoundError(f"shoe message #{journal_id}: its card may not be shown now")
         return crop
+
+
+def _hidden(service: RoundService, session: Session, round_id: str) -> set[str]:
+    """The cards of a live round no one may see yet (none once it has ended)."""
+    round_ = session.get(Round, round_id)
+    if round_ is None or round_.phase in FINISHED:
+        return set()
+    port = service.game_of(session, round_)
+    with service.reading(session, round_) as engine:
+        return {str(card) for card in port.hidden(engine, PUBLIC)}
 
 
 def _shown(service: RoundService, session: Session, round_id: str | None) -> set[str] | None:

@@ -58,9 +58,12 @@ class OpenCheck:
     due_at: datetime
     camera_card: str | None = None
 
-    def out(self) -> dict[str, Any]:
+    def out(self, hidden: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """As the dealer console shows it: a camera's read naming a card still face down is left out (a misread
+        cannot have seen it, but its code is not said before the reveal)."""
+        camera = None if self.camera_card in hidden else self.camera_card
         return {
-            "position": self.position, "card": self.card, "status": self.status, "camera_card": self.camera_card,
+            "position": self.position, "card": self.card, "status": self.status, "camera_card": camera,
             "due_at": self.due_at.isoformat(),
         }  # fmt: skip
 

@@ -650,6 +650,8 @@ class RoundService:
                 raise checks.CheckError(f"{where} is {check.status} already{by}")
             if check.status == checks.PENDING:
                 raise checks.CheckError(f"{where} is still being checked (until {aware(check.due_at).isoformat()})")
+            if round_.voided_at is not None:
+                raise checks.CheckError(f"{where}: the round is void, nothing to confirm")
             port = self.game_of(session, round_)
             engine = self.engines.take(session, round_, port)
             entry = {"type": checks.VERIFIED, "position": position, "shoe": check.card, "camera": check.camera_card,

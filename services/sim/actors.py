@@ -14,6 +14,7 @@ import random
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -25,7 +26,8 @@ from services.games.base import FINISHED, GameError
 from services.games.pokdeng.port import INSURANCE
 from services.ledger.errors import IdempotencyConflictError, LedgerError
 from services.rounds import decks
-from services.rounds.errors import RoundError
+from services.rounds.checks import MISMATCH, PENDING, UNSEEN, VERIFYING
+from services.rounds.errors import FlowChangedError, RoundError
 from services.rounds.pokdeng import BetSlipIn, DecisionIn, InsuranceIn
 from services.rounds.proposals import Origin
 from services.sim.checks import Violation
@@ -318,6 +320,7 @@ class Operator:
     def __init__(self, sim: Simulation) -> None:
         self.sim, self.rng = sim, random.Random(sim.rng.random())
         self._counting: set[str] = set()  # tables whose deck the pit boss is counting
+        self._confirming: set[tuple[str, int]] = set()  # cards whose check an operator is looking at
 
     def deck_held(self, table: str) -> None:
         """A table held by a deck not whole: the pit boss counts the cards, then acknowledges its report."""
@@ -352,6 +355,38 @@ class Operator:
         elif phase not in FINISHED and self.rng.random() < 0.005:
             self._void_later(table, str(round_id), "table incident")
 
+    def on_checks(self, table: str, view: dict[str, Any]) -> None:
+        """A round held for the camera's checks: the operator watches the video and says which read is right."""
+        if view.get("phase") != VERIFYING:
+            return
+        round_id = str(view.get("round_id"))
+        for check in view.get("checks", []):
+            key = (round_id, int(check["position"]))
+            if check["status"] in (MISMATCH, UNSEEN) and key not in self._confirming:
+                self._confirming.add(key)
+                self.sim.later(self.rng.uniform(2_000, 20_000), f"operator checks card {key[1]} of {round_id}",
+                               partial(self._confirm, table, round_id, check), table)  # fmt: skip
+
+    def _confirm(self, table: str, round_id: str, check: dict[str, Any]) -> None:
+        position = int(check["position"])
+        read = "camera" if check.get("camera_card") and self.rng.random() < 0.3 else "shoe"
+        try:
+            self.sim.api.confirm_read(round_id, position, read, "sim-operator", f"the video shows the {read}'s card")
+        except FlowChangedError:  # the camera's card would have changed the deal: the round is voided
+            self.sim.count("checks_flow_changed")
+            self._try(lambda: self.sim.api.void(round_id, "shoe and camera disagree", "sim-operator"), table)
+            return
+        except REFUSALS as refusal:
+            self.sim.count(f"operator_refused_{getattr(refusal, 'code', 'invalid')}")
+            return
+        except DBAPIError:  # the request failed: the operator tries again
+            self.sim.count("answered_503")
+            self.sim.later(1_000, f"operator checks card {position} of {round_id} again",
+                           lambda: self._confirm(table, round_id, check), table)  # fmt: skip
+            return
+        self.sim.count(f"checks_confirmed_{read}")
+        self.sim.changed(table)
+
     def _void_later(self, table: str, round_id: str, reason: str) -> None:
         void = lambda: self.sim.api.void(round_id, reason, "sim-operator")  # noqa: E731
         self.sim.later(
@@ -379,6 +414,42 @@ class Operator:
         self.sim.count("operator_done")
         if table:
             self.sim.changed(table)
+
+
+class Camera:
+    """A table's overhead camera, the shoe's witness: it sees each card the console says is being checked, a moment
+    later — or, by the seed (its own random numbers), misses it, sees another card, or sees it after its window."""
+
+    def __init__(self, sim: Simulation, table: str) -> None:
+        self.sim, self.table = sim, table
+        self.rng = random.Random(f"camera:{sim.settings.seed}:{table}")
+        self.round_id = ""
+        self.seen: set[int] = set()  # positions of the current round the camera has looked at
+
+    def on_view(self, view: dict[str, Any]) -> None:
+        round_id = str(view.get("round_id"))
+        if round_id != self.round_id:
+            self.round_id, self.seen = round_id, set()
+        for check in view.get("checks", []):
+            position = int(check["position"])
+            if check["status"] != PENDING or position in self.seen:
+                continue
+            self.seen.add(position)
+            roll = self.rng.random()
+            if roll < 0.03:
+                self.sim.count("camera_missed")
+                continue
+            code = str(check["card"])
+            if roll < 0.06:
+                self.sim.count("camera_misread")
+                code = self.rng.choice([str(card) for card in deck(self.rng) if str(card) != code])
+            late = roll > 0.98
+            delay = self.rng.uniform(4_000, 6_000) if late else self.rng.uniform(100, 1_500)
+            self.sim.later(delay, f"{self.table} camera sees {code}{' late' if late else ''}",
+                           partial(self._see, code), self.table)  # fmt: skip
+
+    def _see(self, code: str) -> None:
+        self.sim.send_sighting(self.table, self.sim.cameras[self.table].card(Card.from_code(code)))
 
 
 def new_key(rng: random.Random) -> str:

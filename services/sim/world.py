@@ -38,7 +38,7 @@ from services.rounds.models import Round
 from services.rounds.players import PlayerService
 from services.rounds.service import Applied, RoundService
 from services.shoe.signing import KeyRing, new_key, sign
-from services.sim.actors import BODIES, Dealer, Operator, Players
+from services.sim.actors import BODIES, Camera, Dealer, Operator, Players
 from services.sim.actors import new_key as request_key
 from services.sim.checks import Checker, Violation
 from services.sim.transport import Network, NetworkFaults, Scheduler, SimClock, SimShoe
@@ -59,6 +59,8 @@ FAULTS: dict[str, str] = {
     "disconnect": "a player leaves their draw/stand decision to time out",
     "race": "bets sent right at the close of betting",
     "operator": "operators void rounds (settled or not) and correct settled rounds' cards",
+    "camera": "an overhead camera checks the shoe (verify warn or hold): it misses a card, sees another or sees it "
+    "late; operators confirm the disputed reads",
 }
 DRAIN = timedelta(minutes=1)  # after the last round: the time the shoes' last messages have to reach the controller
 STUCK = timedelta(minutes=10)  # a round not ended after this much simulated time is a violation
@@ -174,7 +176,12 @@ class ControllerProcess:
         self.service = RoundService(session_factory(sim.engine), sim.clock)
         self.leases = Leases(self.service.sessions, f"sim-controller-{generation}", sim.clock)
         tables = {
-            table: ControllerSettings(sim.shoes[table].shoe_id, result_pause_ms=800, auto_open=sim.opening)
+            table: ControllerSettings(
+                sim.shoes[table].shoe_id,
+                result_pause_ms=800,
+                auto_open=sim.opening,
+                camera_id=sim.cameras[table].shoe_id if table in sim.cameras else "",
+            )
             for table in sim.tables
         }
         self.writer = Writer(self.service, tables, self._publisher, self.leases, sim.clock, sim.keys)
@@ -236,6 +243,14 @@ class ControllerProcess:
     def alarm(self, table: str, payload: bytes) -> None:
         if self.running:
             item = self.writer.alarm(table, payload)
+            if item is not None:
+                with self.sim.database.acting(self):
+                    self.writer.handle(item)
+            self.plan()
+
+    def sighting(self, table: str, payload: bytes) -> None:
+        if self.running:
+            item = self.writer.sighting(table, payload)
             if item is not None:
                 with self.sim.database.acting(self):
                     self.writer.handle(item)
@@ -336,6 +351,15 @@ class Simulation:
             for table in self.tables
         }
         self.checker.shoes = {table: shoe.shoe_id for table, shoe in self.shoes.items()}
+        self.cameras: dict[str, SimShoe] = {}  # the overhead cameras, witnesses of the shoes (fault "camera")
+        self.verify = {table: "off" for table in self.tables}
+        if "camera" in settings.faults:  # their own random numbers: the rest of a seed's run draws as before
+            chance = random.Random(f"cameras:{settings.seed}")
+            for table in self.tables:
+                key = new_key(f"{table}-camera")
+                self.cameras[table] = SimShoe(table, key.shoe_id, key, f"cam-{settings.seed}-{table}", self.clock)
+                self.verify[table] = chance.choice(("warn", "hold"))
+            self.keys = KeyRing(keys=[*keys.values(), *(camera.key for camera in self.cameras.values() if camera.key)])
         self.bodies: dict[str, type[BaseModel]] = BODIES
         self.opening = True
         self.counts: Counter[str] = Counter()
@@ -358,9 +382,10 @@ class Simulation:
         }  # fmt: skip
         registry = PlayerService(self.api.sessions)
         self.dealers = {table: Dealer(self, table) for table in self.tables}
+        self.watchers = {table: Camera(self, table) for table in self.cameras}
         self.players: dict[str, Players] = {}
         for table in self.tables:
-            self.api.create_table(table, "THB", rules, allow_return_over_100=True)  # the rules as written
+            self.api.create_table(table, "THB", rules, allow_return_over_100=True, verify=self.verify[table])
             names = [f"{tag}{table}p{n}" for n in range(1, self.settings.players + 1)]
             for name in names:
                 registry.register(name)
@@ -508,6 +533,10 @@ class Simulation:
     def send_alarm(self, table: str, payload: bytes) -> None:
         self.network.send(f"{table} shoe alarm", lambda: self._to_controller(lambda c: c.alarm(table, payload)), table)
 
+    def send_sighting(self, table: str, payload: bytes) -> None:
+        deliver = lambda: self._to_controller(lambda c: c.sighting(table, payload))  # noqa: E731
+        self.network.send(f"{table} camera sighting", deliver, table)
+
     def resend(self, table: str, request: ResendRequest) -> None:
         self.count("resends")
         for payload in self.shoes[table].resend(request):
@@ -595,6 +624,9 @@ class Simulation:
     def show(self, table: str, name: str, view: dict[str, Any]) -> None:
         if name == "dealer":
             self.dealers[table].on_view(view)
+            if table in self.watchers:
+                self.watchers[table].on_view(view)
+                self.operator.on_checks(table, view)
             return
         number = view.get("number") or 0
         if number >= int(self._latest.get(table, {}).get("number") or 0):

@@ -20,7 +20,7 @@ from services.bus.messages import ShoeCard, ShoeStatus
 from services.controller.runner import Writer
 from services.controller.witness import Witness
 from services.games.pokdeng import AwaitingCard
-from services.rounds import checks
+from services.rounds import audit, checks
 from services.rounds.checks import OpenCheck
 from services.rounds.errors import RoundError
 from services.rounds.models import Round, RoundLogEntry
@@ -338,3 +338,47 @@ def test_the_dealer_is_told_once_when_the_overhead_camera_goes_offline_and_when_
     assert "is offline: it checks no card (settlement waits for an operator's word on each)" in table.alerts()[-1]
     table.controller.on_camera_status(status("online"))
     assert kinds(table) == ["verify_camera", "verify_camera"] and "is back" in table.alerts()[-1]
+
+
+def test_a_round_settled_with_a_check_still_open_wakes_the_controller_at_its_due_time_not_before(
+    database: Engine,
+) -> None:
+    """Found by the simulation: the next round waited for the check, but the result pause's deadline, long past,
+    kept the controller waking (a spin) until the check's window ended."""
+    table = verified_table(database, checks.WARN)
+    camera = Camera(table, silent=frozenset({FACE_DOWN}))
+    table.open_with_bets()
+    for card in DEAL:
+        table.scan(card)
+        camera.watch()
+    while table.controller.current is not None and table.controller.current.finished_at is None:
+        if isinstance(engine_of(table.controller).expecting, AwaitingCard):
+            table.scan("9S")
+        else:
+            table.tick(seconds=5)
+        camera.watch()
+    [pending] = [c for c in table.controller.current.checks if c.status == checks.PENDING]  # type: ignore[union-attr]
+    table.tick(seconds=2)  # past the result pause (1 s), within the check's window (3 s)
+    assert table.controller.next_deadline() == pending.due_at > table.clock.now()
+    table.tick(seconds=1.5)
+    assert kinds(table) == ["verify_unseen"] and table.controller.next_deadline() is not None
+
+
+def test_a_cameras_misread_naming_a_card_later_dealt_face_down_is_not_shown_before_the_reveal(
+    database: Engine,
+) -> None:
+    """Found by the simulation: the camera misread 2H as 9C, 9C was then dealt face down, and the dealer console's
+    list of checks still named 9C as the camera's read."""
+    table = verified_table(database, checks.WARN)
+    camera = Camera(table, silent=frozenset(range(9)))
+    round_id = table.open_with_bets()
+    table.scan("2H")
+    table.controller.on_sighting(camera.message("9C"))
+    table.tick(seconds=3.5)
+    assert statuses(table, round_id)[0] == checks.MISMATCH
+    assert table.controller.dealer_view()["checks"][0]["camera_card"] == "9C"  # not dealt: nothing to hide
+    table.scan(*DEAL[1:])  # … the banker's second card, 9C, face down
+    dealer = table.controller.dealer_view()
+    assert dealer["checks"][0]["camera_card"] is None and '"9C"' not in json.dumps(dealer)
+    assert audit.card_checks(table.service, round_id)[0]["camera_card"] is None
+    assert audit.round_audit(table.service, round_id)["checks"][0]["camera_card"] is None
