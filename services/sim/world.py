@@ -241,16 +241,15 @@ class ControllerProcess:
             self.ask(table)
 
     def alarm(self, table: str, payload: bytes) -> None:
-        if self.running:
-            item = self.writer.alarm(table, payload)
-            if item is not None:
-                with self.sim.database.acting(self):
-                    self.writer.handle(item)
-            self.plan()
+        self._take(lambda: self.writer.alarm(table, payload))
 
     def sighting(self, table: str, payload: bytes) -> None:
+        self._take(lambda: self.writer.sighting(table, payload))
+
+    def _take(self, decode: Callable[[], Inbound | None]) -> None:
+        """A payload the writer decodes (and checks) itself, handled as the real loop would."""
         if self.running:
-            item = self.writer.sighting(table, payload)
+            item = decode()
             if item is not None:
                 with self.sim.database.acting(self):
                     self.writer.handle(item)
