@@ -374,7 +374,7 @@ class Operator:
             self.sim.api.confirm_read(round_id, position, read, "sim-operator", f"the video shows the {read}'s card")
         except FlowChangedError:  # the camera's card would have changed the deal: the round is voided
             self.sim.count("checks_flow_changed")
-            self._try(lambda: self.sim.api.void(round_id, "shoe and camera disagree", "sim-operator"), table)
+            self._void_held(table, round_id)
             return
         except REFUSALS as refusal:
             self.sim.count(f"operator_refused_{getattr(refusal, 'code', 'invalid')}")
@@ -385,6 +385,20 @@ class Operator:
                            lambda: self._confirm(table, round_id, check), table)  # fmt: skip
             return
         self.sim.count(f"checks_confirmed_{read}")
+        self.sim.changed(table)
+
+    def _void_held(self, table: str, round_id: str) -> None:
+        """A held round whose cards cannot be settled as read is voided — until it is (a 503 is asked again)."""
+        try:
+            self.sim.api.void(round_id, "shoe and camera disagree", "sim-operator")
+        except REFUSALS as refusal:
+            self.sim.count(f"operator_refused_{getattr(refusal, 'code', 'invalid')}")
+            return
+        except DBAPIError:
+            self.sim.count("answered_503")
+            self.sim.later(1_000, f"operator voids {round_id} again", partial(self._void_held, table, round_id), table)
+            return
+        self.sim.count("operator_done")
         self.sim.changed(table)
 
     def _void_later(self, table: str, round_id: str, reason: str) -> None:
