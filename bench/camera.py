@@ -1,13 +1,14 @@
 """Benchmark: camera recogniser frames per second at 1280×720 with 1–4 cards in view, on one core.
 
     .venv/bin/python bench/camera.py [--frames 400]
-    .venv/bin/python bench/camera.py --devset [--frames 1000]
+    .venv/bin/python bench/camera.py --devset [--frames 1000] [--deck fixtures/decks/tigullio-international]
 
 ``--devset``: the recogniser that learns the deck (``hardware.camera.learned``) calibrated on 52 photo-like renders
 of a real French-pattern design (``hardware.camera.devset``, seed 1, a wooden table), then reading held-out frames
 (1280×720, 1–6 cards, seeds 1000+, wood, felt and cloth, other light): frames/s, the same floor, and the accuracy
 table — right, unknown, wrong, missed (no outline found), phantoms, and the hard cards (glare over an index, heavy
-blur), where unknown is the right answer and wrong is not.
+blur), where unknown is the right answer and wrong is not. ``--deck``: another deck's 52 faces (default
+``fixtures/decks/svg-cards``; ``fixtures/decks/tigullio-international`` is a second design).
 
 The recogniser is calibrated on the generated deck, then reads synthetic frames (rendered
 before timing, moderate distortion, glyphs and felts it was not calibrated on). OpenCV and
@@ -28,21 +29,23 @@ import random
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import cv2
 
 from hardware.camera import Recognizer, calibrate
+from hardware.camera.devset import SVG_CARDS
 from hardware.camera.recognizer import Image, find_cards
 from hardware.sim.camera import FELTS, STYLES, Scene, calibration_photos, render
 
 DECK = [rank + suit for suit in "SHDC" for rank in "A23456789TJQK"]
 
 
-def devset(count: int) -> None:
+def devset(count: int, deck: Path) -> None:
     from hardware.camera.devset import calibration_set, load_deck, scenes, score
     from hardware.camera.learned import DeckReader, learn, outlines
 
-    faces = load_deck()
+    faces = load_deck(deck)
     start = time.perf_counter()
     reader = DeckReader(learn(calibration_set(faces, 1)))
     learned_s = time.perf_counter() - start
@@ -56,7 +59,7 @@ def devset(count: int) -> None:
     read_cpu = time.process_time() - cpu
     cards = sum(len(scene.cards) for scene in held_out)
     print(
-        f"calibrated on 52 renders of fixtures/decks/svg-cards in {learned_s:.1f} s; {count} held-out frames "
+        f"calibrated on 52 renders of {deck.name} in {learned_s:.1f} s; {count} held-out frames "
         f"1280×720 with {cards} cards (1–6 each), one thread"
     )
     print(f"{'what':<44}{'frames/s':>9}")
@@ -70,7 +73,8 @@ def devset(count: int) -> None:
     )
     for truth, read, confidence in tally.confusions[:20]:
         print(f"  wrong: {truth} read as {read} ({confidence:.2f})")
-    figures |= {"frames_per_s": round(count / read_cpu, 1), "floor_frames_per_s": round(count / floor_cpu, 1)}
+    figures |= {"deck": deck.name, "frames_per_s": round(count / read_cpu, 1)}
+    figures |= {"floor_frames_per_s": round(count / floor_cpu, 1)}
     print(json.dumps(figures))  # the last line: the figures
 
 
@@ -78,10 +82,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--frames", type=int, default=400)
     parser.add_argument("--devset", action="store_true", help="the learned recogniser on the photo-like dev set")
+    parser.add_argument("--deck", type=Path, default=SVG_CARDS, help="the deck's 52 faces (with --devset)")
     args = parser.parse_args()
     cv2.setNumThreads(1)
     if args.devset:
-        devset(args.frames)
+        devset(args.frames, args.deck)
         return
     recognizer = Recognizer(calibrate(calibration_photos()))
     rng = random.Random(7)

@@ -37,6 +37,7 @@ CORNER = (0.28, 0.33)  # the index corner, as shares of the face's width and hei
 DEFAULT_THRESHOLD = 0.62
 CLARITY = (9.0, 13.0)  # ink contrast / paper noise: below the first, too murky to trust; above the second, clear
 SOFTNESS = (2.2, 2.6)  # blur on the flat face (px): up to the first, sharp enough; beyond the second, too soft
+CLOSINGS = (5, 21)  # px: the gaps in a card's bright region closed, first look and second
 MARGIN_WEIGHT = 5.0  # a runner-up within 0.024 of the best keeps the confidence under the threshold
 
 
@@ -72,14 +73,34 @@ class RecognitionError(ValueError):
 
 def find_cards(frame: Image, grey: Image | None = None, min_share: float = 0.0015, contours: bool = False) -> list[Any]:
     """The four corners of each card in the frame (clockwise from top-left of the image); with ``contours``, each
-    with its outline's every point, as ``(quad, contour)``."""
+    with its outline's every point, as ``(quad, contour)``.
+
+    Cards are the bright regions of one Otsu threshold, closed over small gaps; a card whose bright region is broken
+    up (a court card on a pale cloth: its picture cuts its thin white margin into pieces) is found by a second look
+    at the same regions closed over wider gaps, where it does not overlap a card already found."""
     grey = cv2.GaussianBlur(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if grey is None else grey, (5, 5), 0)
     _, mask = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    found: list[tuple[NDArray[Any], Any]] = []
+    for size in CLOSINGS:
+        closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((size, size), np.uint8))
+        for quad, contour in _card_regions(frame, closed, min_share, contours):
+            centre = quad.mean(axis=0)
+            if any(
+                cv2.pointPolygonTest(other.reshape(-1, 1, 2), (float(centre[0]), float(centre[1])), False) >= 0
+                or cv2.pointPolygonTest(quad.reshape(-1, 1, 2), tuple(map(float, other.mean(axis=0))), False) >= 0
+                for other, _ in found
+            ):
+                continue
+            found.append((quad, contour))
+    return [(quad, contour) if contours else quad for quad, contour in found]
+
+
+def _card_regions(frame: Image, mask: Image, min_share: float, contours: bool) -> list[tuple[NDArray[Any], Any]]:
+    """Each card-shaped outer region of ``mask``: its four corners and its outline."""
     chain = cv2.CHAIN_APPROX_NONE if contours else cv2.CHAIN_APPROX_SIMPLE
     outlines, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, chain)
     min_area = min_share * frame.shape[0] * frame.shape[1]
-    quads: list[Any] = []
+    quads: list[tuple[NDArray[Any], Any]] = []
     for contour in outlines:
         area = cv2.contourArea(contour)
         if area < min_area:
@@ -96,7 +117,7 @@ def find_cards(frame: Image, grey: Image | None = None, min_share: float = 0.001
         filled = cv2.contourArea(hull) if contours else area
         if filled < 0.8 * cv2.contourArea(quad) or not 0.5 < _aspect(quad) < 0.95:
             continue  # not a card-shaped region (or cards touching each other)
-        quads.append((quad, contour) if contours else quad)
+        quads.append((quad, contour))
     return quads
 
 
@@ -154,9 +175,13 @@ def edge_blur(grey: NDArray[Any], quad: NDArray[Any]) -> float:
     if usable.sum() < 8:
         return float("inf")
     profiles = (samples[usable] - outside[usable, None]) / span[usable, None]
-    profile = np.clip(np.median(profiles, axis=0), 0, 1)  # falls from 1 (card) to 0 (felt)
-    high = offsets[np.argmax(profile < 0.9)]
-    low = offsets[np.argmax(profile < 0.1)]
+    profile = np.median(profiles, axis=0)  # falls from 1 (card) to 0 (felt)
+    # the rise is measured outward from the brightest point inside: a card's own printed frame line just inside its
+    # edge (a court card's) darkens the deep samples, and must not be taken for the edge's blur
+    peak = int(np.argmax(profile[: len(offsets) // 2 + 1]))
+    profile = np.clip(profile[peak:] / max(float(profile[peak]), 1.0), 0, 1)
+    high = offsets[peak + int(np.argmax(profile < 0.9))]
+    low = offsets[peak + int(np.argmax(profile < 0.1))]
     return max(0.0, float(low - high)) / 2.563
 
 
@@ -521,18 +546,26 @@ class Recognizer:
         for quad in find_cards(frame, grey):
             face = flatten(frame, quad)
             softness = edge_blur(grey_levels, quad) * CARD_W / min(_sides(quad))  # the blur as seen on the flat face
-            detections.append(detected(face, quad, *self.read(face), softness, SOFTNESS))
+            detections.append(detected(face, quad, *self.read(face), softness, SOFTNESS, self.threshold))
         return detections
 
 
 def detected(
-    face: Image, quad: NDArray[Any], card: str | None, confidence: float, softness: float, soft: tuple[float, float]
+    face: Image,
+    quad: NDArray[Any],
+    card: str | None,
+    confidence: float,
+    softness: float,
+    soft: tuple[float, float],
+    threshold: float,
 ) -> Detection:
     """A card read on ``face``, its confidence capped by how soft its outline is (``softness`` px on the flat face):
-    full up to ``soft[0]``, at most 0.5 — unknown — past ``soft[1]``."""
+    full up to ``soft[0]``, at most 0.5 — unknown — past ``soft[1]``; a card whose capped confidence is under the
+    ``threshold`` is unknown."""
     sharp = float(np.clip((soft[1] - softness) / (soft[1] - soft[0]), 0, 1))
-    if confidence > 0.5 + 0.5 * sharp:
-        card, confidence = None, 0.5 + 0.5 * sharp
+    confidence = min(confidence, 0.5 + 0.5 * sharp)
+    if confidence < threshold:
+        card = None
     x, y, w, h = cv2.boundingRect(quad.astype(np.int32))
     outline = tuple((float(px), float(py)) for px, py in quad)
     return Detection(card, confidence, outline, (x, y, w, h), face)
