@@ -31,7 +31,6 @@ from hardware.camera.recognizer import (
     CARD_H,
     CARD_W,
     SECOND_CARD,
-    SOFTNESS,
     CalibrationError,
     Detection,
     Image,
@@ -45,6 +44,7 @@ from hardware.camera.recognizer import (
     edge_blur,
     find_cards,
     flatten,
+    too_soft,
     with_folder_problems,
 )
 from hardware.camera.recognizer import DEFAULT_THRESHOLD as GLYPH_THRESHOLD
@@ -229,10 +229,8 @@ def calibration_face(photo: Image) -> tuple[Image | None, str]:
     if len(found) > 1 and cv2.contourArea(found[1][0]) >= SECOND_CARD * cv2.contourArea(found[0][0]):
         return None, f"{len(found)} cards found in the photo (one card per photo)"
     quad = refine(*found[0])
-    softness = face_softness(grey, quad)
-    if softness > SOFTNESS[1]:
-        return None, f"too blurred (edge blur {softness:.1f} px on the flattened card, at most {SOFTNESS[1]})"
-    return flatten(photo, quad), ""
+    why = too_soft(face_softness(grey, quad))
+    return (None, why) if why else (flatten(photo, quad), "")
 
 
 def face_softness(grey: Image, quad: NDArray[Any]) -> float:

@@ -384,9 +384,9 @@ def _calibration_glyphs(photo: Image) -> tuple[Any, str]:
         return None, "no card found in the photo"
     if len(quads) > 1 and cv2.contourArea(quads[1]) >= SECOND_CARD * cv2.contourArea(quads[0]):
         return None, f"{len(quads)} cards found in the photo (one card per photo)"
-    softness = edge_blur(grey.astype(np.float32), quads[0]) * CARD_W / min(_sides(quads[0]))
-    if softness > SOFTNESS[1]:
-        return None, f"too blurred (edge blur {softness:.1f} px on the flattened card, at most {SOFTNESS[1]})"
+    why = too_soft(edge_blur(grey.astype(np.float32), quads[0]) * CARD_W / min(_sides(quads[0])))
+    if why:
+        return None, why
     found = corner_glyphs(flatten(photo, quads[0]))
     if found is None:
         return None, "the card's corner index could not be read"
@@ -548,6 +548,15 @@ class Recognizer:
             softness = edge_blur(grey_levels, quad) * CARD_W / min(_sides(quad))  # the blur as seen on the flat face
             detections.append(detected(face, quad, *self.read(face), softness, SOFTNESS, self.threshold))
         return detections
+
+
+def too_soft(softness: float) -> str:
+    """Why a calibration photo whose card's outline is this soft (px on the flat face) cannot be used ("": it can)."""
+    if softness == float("inf"):
+        return "the card's edge could not be measured (too little contrast with the table, or it runs off the photo)"
+    if softness > SOFTNESS[1]:
+        return f"too blurred (edge blur {softness:.1f} px on the flattened card, at most {SOFTNESS[1]})"
+    return ""
 
 
 def detected(

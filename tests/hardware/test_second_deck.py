@@ -12,8 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from hardware.camera import recognizer
 from hardware.camera.devset import calibration_set, load_deck, scenes, score
 from hardware.camera.learned import DeckReader, learn
+from hardware.camera.recognizer import CalibrationError
 
 TIGULLIO = Path(__file__).resolve().parents[2] / "fixtures" / "decks" / "tigullio-international"
 
@@ -48,3 +50,12 @@ def test_a_black_card_under_a_pink_light_is_not_read_as_another_black_card(
     ]  # fmt: skip
     assert seen.card in ("AC", None), seen.card
     assert {d.card for d in reader.recognize(scene.frame)} - {None} <= {p.code for p in scene.cards}
+
+
+def test_the_glyph_reader_refuses_this_deck_without_calling_a_sharp_photo_blurred(
+    deck: tuple[dict[str, Any], DeckReader],
+) -> None:
+    faces, _reader = deck
+    with pytest.raises(CalibrationError) as refused:
+        recognizer.calibrate(calibration_set(faces, 1))
+    assert "inf px" not in str(refused.value) and "too blurred" not in str(refused.value), str(refused.value)[:300]
