@@ -66,6 +66,11 @@ DEFAULT_THRESHOLD = 0.75  # a margin of 0.03 (chosen on the dev set's tuning fra
 # larger margin is needed (the dev set's tuning frames: plain cards median 0.9, 99 % under 2.3; heavily blurred ones
 # 2.5–6, where a blurred club read as a spade at 4.3 px with a margin of 0.047)
 SOFT = (3.2, 4.4)
+# a card that clears every other card by this margin is one blur cannot turn into another (the tuning frames' wrong
+# picks, blurred or glared, cleared the runner-up by 0.08 at most): it is trusted up to a softer outline (a court
+# card's printed frame line inside its edge makes its outline measure soft)
+BOLD = 0.15
+SOFT_BOLD = (6.5, 7.0)
 FORMAT = "studio-deck-model/2"
 OLD_FORMATS = ("studio-deck-model/1",)  # made by an earlier reader: its views no longer match, recalibrate
 
@@ -293,13 +298,16 @@ class DeckReader:
         return reading.card, reading.confidence
 
     def recognize(self, frame: Image) -> list[Detection]:
-        """Every card in the frame; one whose outline is too soft (motion or focus blur) is at most unknown."""
+        """Every card in the frame; one whose outline is too soft (motion or focus blur) is at most unknown — softer
+        for a card that stands out from every other (``BOLD``)."""
         detections = []
         grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
         for quad in outlines(frame):
             face = flatten(frame, quad)
+            reading = self.assess(face)
+            limits = SOFT_BOLD if reading.margin >= BOLD else SOFT
             softness = face_softness(grey, quad)
-            detections.append(detected(face, quad, *self.read(face), softness, SOFT, self.threshold))
+            detections.append(detected(face, quad, reading.card, reading.confidence, softness, limits, self.threshold))
         return detections
 
 

@@ -33,7 +33,7 @@ def test_held_out_frames_of_the_second_design_are_read_with_no_wrong_card(
     tally = score(reader.recognize, scenes(faces, 3000, 50))
     assert tally.cards >= 120
     assert tally.wrong == 0 and tally.hard_wrong == 0 and tally.phantom == 0, tally.confusions
-    assert tally.right >= 0.9 * tally.cards, tally.as_dict()  # 96 % over 1,000 frames (bench/RESULTS.md)
+    assert tally.right >= 0.9 * tally.cards, tally.as_dict()  # 97.9 % over 1,000 frames (bench/RESULTS.md)
 
 
 def test_a_black_card_under_a_pink_light_is_not_read_as_another_black_card(
