@@ -110,10 +110,10 @@ class Writer:
         for table, controller in self.tables.items():
             controller.recover()
             if not self.keys.keys_for(controller.settings.shoe_id) and not self.service.deals_online(table):
-                controller.unsigned_shoe()
+                controller.unsigned()
             camera = controller.settings.camera_id
             if camera and not self.keys.keys_for(camera):
-                controller.unsigned_shoe(camera, "any client of the broker could confirm its cards")
+                controller.unsigned(camera, "any client of the broker could confirm its cards")
 
     def inlet(self, table: str, clock: Callable[[], float] | None = None) -> ShoeInlet:
         """The table's shoe inlet, resuming after the last message its journal holds."""

@@ -220,7 +220,7 @@ class TableController:
         what = "a card" if isinstance(message, ShoeCard) else "a new deck"
         self._refuse(marked, f"{what} in the name of shoe {message.shoe_id} refused: {why}", public_card=False)
 
-    def unsigned_shoe(self, device: str = "", what: str = "any client of the broker could deal at this table") -> None:
+    def unsigned(self, device: str = "", what: str = "any client of the broker could deal at this table") -> None:
         """Said once at start: without a key for the shoe (or the camera), its messages cannot be told from anyone
         else's."""
         device = device or self.settings.shoe_id
@@ -283,7 +283,7 @@ class TableController:
             return
         if self.held is not None and not self._hold_lifted():
             return
-        if any(check.status == checks.PENDING for check in self._checks()):
+        if self._checking():
             return  # the last cards' checks end first (their window may outlast the result pause)
         pause = timedelta(milliseconds=self.settings.result_pause_ms)
         if current is not None and current.finished_at is not None and now < aware(current.finished_at) + pause:
@@ -392,6 +392,10 @@ class TableController:
     def _checks(self) -> tuple[checks.OpenCheck, ...]:
         return self.current.checks if self.current is not None and self.current.verify != checks.OFF else ()
 
+    def _checking(self) -> bool:
+        """A card of the round is still within its window for the camera."""
+        return any(check.status == checks.PENDING for check in self._checks())
+
     def _round_deadline(self) -> datetime | None:
         current = self.current
         if current is None or current.phase in FINISHED:
@@ -399,7 +403,7 @@ class TableController:
                 return self.service.clock.now() + HOLD_RECHECK  # look again for the operator's acknowledgement
             if not self.settings.auto_open or not self.deck.can_deal(self.most_cards()):
                 return None
-            if any(check.status == checks.PENDING for check in self._checks()):
+            if self._checking():
                 return None  # the next round waits for the checks' windows: their deadlines wake the controller
             if current is None or current.finished_at is None:
                 return DUE

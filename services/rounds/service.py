@@ -687,11 +687,6 @@ class RoundService:
         with self.sessions() as session:
             return checks.crop(session, round_id, position)
 
-    def card_checks(self, round_id: str) -> list[dict[str, Any]]:
-        with self.sessions() as session:
-            stored_round(session, round_id)
-            return checks.every(session, round_id)
-
     # ---- helpers for adapters ---------------------------------------------------------
 
     def run(self, work: Callable[[Session], T]) -> T:

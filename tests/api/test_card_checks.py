@@ -10,6 +10,7 @@ from sqlalchemy import Engine
 
 from services.cards import Card
 from services.cli import main
+from services.rounds import audit
 from tests.api.conftest import Studio
 from tests.api.test_api import SPEC_CARDS, bet, card, open_round
 from tests.controller.test_controller_kills import subprocess_url
@@ -32,7 +33,7 @@ def held_round(studio: Studio, misread: int, seen: str = "QC") -> str:
     studio.post("ana", f"/v1/rounds/{round_id}/decisions", {"seat": "A", "choice": "draw"})
     for code in ("2H", "9D", "2S"):
         card(studio, round_id, code)
-    for check in rounds.card_checks(round_id):
+    for check in audit.card_checks(rounds, round_id):
         camera = seen if check["position"] == misread else check["card"]
         rounds.camera_saw(round_id, check["position"], Card.from_code(camera), 0.9, CROP)
     return round_id

@@ -103,7 +103,7 @@ def kinds(table: Table) -> list[str]:
 
 
 def statuses(table: Table, round_id: str) -> dict[int, str]:
-    return {row["position"]: row["status"] for row in table.service.card_checks(round_id)}
+    return {row["position"]: row["status"] for row in audit.card_checks(table.service, round_id)}
 
 
 def balances(table: Table) -> tuple[int, int]:
@@ -127,7 +127,7 @@ def test_warn_a_camera_that_agrees_settles_every_face_up_card_and_the_revealed_o
     found = statuses(table, round_id)
     assert set(found.values()) == {checks.AGREED} and FACE_DOWN in found and len(found) >= len(DEAL)
     assert kinds(table) == []
-    rows = {row["position"]: row for row in table.service.card_checks(round_id)}
+    rows = {row["position"]: row for row in audit.card_checks(table.service, round_id)}
     assert rows[0]["camera_card"] == "2H" and rows[0]["camera_confidence"] == pytest.approx(0.97)
 
 
@@ -191,7 +191,7 @@ def test_hold_a_mismatch_waits_for_an_operator_and_the_shoes_read_confirmed_sett
     verified = log_entries(table, round_id, checks.VERIFIED)
     assert verified == [({"type": "verified", "position": 0, "shoe": "2H", "camera": "KD", "read": "shoe",
                           "reason": "the video shows 2H; the camera's glare"}, "op1")]  # fmt: skip
-    row = table.service.card_checks(round_id)[0]
+    row = audit.card_checks(table.service, round_id)[0]
     assert (row["status"], row["confirmed_read"], row["confirmed_by"]) == (checks.CONFIRMED, "shoe", "op1")
 
 

@@ -13,7 +13,7 @@ from sqlalchemy import Engine
 
 from hardware.sim import shuffled_deck
 from services.games.pokdeng import Phase, Position, Side
-from services.rounds import checks
+from services.rounds import audit, checks
 from services.rounds.pokdeng import Bet, pokdeng
 from tests.controller.stack import Studio
 
@@ -52,7 +52,7 @@ def test_a_camera_that_sees_every_card_as_the_shoe_read_it_lets_the_round_settle
     studio.deal_until(
         iter(shuffled_deck(seed=5)), round_id, watched(studio, {}, lambda view: view.get("phase") == Phase.SETTLED)
     )
-    found = studio.service.card_checks(round_id)
+    found = audit.card_checks(studio.service, round_id)
     assert found and {row["status"] for row in found} == {checks.AGREED}
     assert all(row["camera_confidence"] == pytest.approx(0.95) for row in found)
     assert studio.table_controller.counters.get("sightings", 0) >= len(found)
@@ -65,7 +65,7 @@ def test_a_camera_that_saw_another_card_holds_the_round_until_an_operators_word(
     never_dealt = deck[-1]
     disputed = lambda view: "an operator's word on card 1" in view.get("waiting_for", "")  # noqa: E731
     studio.deal_until(iter(deck), round_id, watched(studio, {0: never_dealt}, disputed))
-    assert studio.service.card_checks(round_id)[0]["status"] == checks.MISMATCH
+    assert audit.card_checks(studio.service, round_id)[0]["status"] == checks.MISMATCH
     assert studio.wallets.balance("ana")["held"] == 300  # nothing settled
     alerts = [a for a in studio.dealer_view()["alerts"] if a["kind"] == "verify_mismatch"]
     assert alerts and f"the shoe read {deck[0]}, the camera saw {never_dealt}" in alerts[0]["message"]
