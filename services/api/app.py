@@ -23,7 +23,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
-from services.api import operator_routes, page_routes, player_routes
+from services.api import operator_routes, page_routes, player_routes, refusals
 from services.api.actions import action_routes
 from services.api.consoles import ViewRelay
 from services.api.deps import Services
@@ -97,7 +97,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.services = Services(
-        rounds=rounds, wallets=WalletService(sessions, currency), players=PlayerService(sessions)
+        rounds=rounds, wallets=WalletService(sessions, currency), players=PlayerService(sessions, clock)
     )
     if notify is not None:
         app.state.services = replace(app.state.services, notify=notify)
@@ -173,9 +173,12 @@ async def _database_unavailable(_request: Request, error: Exception) -> JSONResp
     )
 
 
-async def _refused(_request: Request, error: Exception) -> JSONResponse:
-    """A refusal by the rounds, a game, the ledger or the cards: its own code and status."""
+async def _refused(request: Request, error: Exception) -> JSONResponse:
+    """A refusal by the rounds, a game, the ledger or the cards: its own code and status; a forbidden action of a
+    staff member is journaled too (``services.api.refusals``)."""
     code, status = getattr(error, "code", "invalid_request"), getattr(error, "status", 422)
+    if status == 403:
+        await anyio.to_thread.run_sync(refusals.journal, request, code, str(error))
     return JSONResponse({"code": code, "message": str(error)}, status_code=status)
 
 

@@ -15,6 +15,7 @@ from services.ledger.wallets import WalletService
 from services.rounds.errors import AuthError, ForbiddenError
 from services.rounds.players import Identity, PlayerService
 from services.rounds.service import RoundService, table_of_round
+from services.rounds.staff import STAFF, Actor
 
 
 def _no_notice(_round_id: str) -> None:
@@ -86,10 +87,28 @@ def role(*allowed: str) -> object:
     return Depends(check)
 
 
+def actor_of(identity: Identity, request: Request) -> Actor:
+    """Who acts through this request, and from where (for the staff log and proposals)."""
+    return Actor(identity.id, identity.role, request.client.host if request.client else "unknown")
+
+
 ServicesDep = Annotated[Services, Depends(get_services)]
 CurrentPlayer = Annotated[Identity, role("player")]
 CurrentOperator = Annotated[Identity, role("operator")]
 CurrentStaff = Annotated[Identity, role("dealer", "operator")]
+CurrentManager = Annotated[Identity, role("operator", "admin")]  # who makes players, or assigns dealers
+AnyStaff = Annotated[Identity, role(*STAFF)]
+
+
+def table_staff(identity: CurrentStaff, services: ServicesDep, request: Request) -> Identity:
+    """A dealer assigned to the table of the route (``table_id``, or the table of ``round_id``), or an operator."""
+    params = request.path_params
+    table = params["table_id"] if "table_id" in params else table_of_round(params["round_id"])
+    services.players.check_runs_table(identity, table)
+    return identity
+
+
+TableStaff = Annotated[Identity, Depends(table_staff)]
 IdempotencyKey = Annotated[
     str,
     Header(

@@ -1,19 +1,27 @@
-"""Operator and dealer tools: accounts, funding, tables, round control, void and recalculation.
+"""Staff tools: accounts and the staff log, funding, tables, round control, void, corrections, cards by hand.
 
-Until the round controller drives rounds from the shoe, these endpoints drive the same round
-service by hand; afterwards they stay as the operator's manual override.
+Who may do what is ``services.rounds.staff``'s rule: a dealer acts only at the tables assigned to them, an operator
+at every table, an admin on staff accounts only. Cards come from devices: no route deals one, except a card the shoe
+could not read, entered by hand as an operator's proposal that a second operator approves.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
-from services.api.deps import CurrentOperator, CurrentStaff, IdempotencyKey, ServicesDep
+from services.api.deps import (
+    AnyStaff,
+    CurrentManager,
+    CurrentOperator,
+    IdempotencyKey,
+    ServicesDep,
+    TableStaff,
+    actor_of,
+)
 from services.api.schemas import (
     AcknowledgeIn,
-    CardIn,
     ConfirmReadIn,
     DealersOut,
     MoneyIn,
@@ -23,6 +31,7 @@ from services.api.schemas import (
     ProposalIn,
     RecalculateIn,
     RejectIn,
+    StaffEventOut,
     TableChangeIn,
     TableIn,
     TimeoutIn,
@@ -44,16 +53,31 @@ ReportId = Annotated[int, Path(ge=1, le=2**63 - 1, description="the deck report'
 
 
 @router.post("/players", status_code=201)
-def create_player(body: PlayerIn, _operator: CurrentOperator, services: ServicesDep) -> TokenOut:
-    """Create a player, dealer or operator account; the token is shown only in this response."""
-    return TokenOut(id=body.id, role=body.role, token=services.players.register(body.id, body.role))
+def create_player(body: PlayerIn, manager: CurrentManager, services: ServicesDep, request: Request) -> TokenOut:
+    """Create an account; the token is shown only in this response. Operators create players; staff accounts (dealer,
+    operator, admin) are an admin's to create, each in the staff log."""
+    token = services.players.register(body.id, body.role, by=actor_of(manager, request))
+    return TokenOut(id=body.id, role=body.role, token=token)
 
 
 @router.post("/players/{player_id}/token")
-def replace_token(player_id: str, _operator: CurrentOperator, services: ServicesDep) -> TokenOut:
-    """Revoke an account's token and issue a new one (shown only here); open streams of the old one end."""
-    token = services.players.revoke(player_id)
+def replace_token(player_id: str, staff: AnyStaff, services: ServicesDep, request: Request) -> TokenOut:
+    """Revoke an account's token and issue a new one (shown only here); open streams of the old one end. Staff replace
+    their own; an admin anyone's (in the staff log)."""
+    token = services.players.revoke(player_id, by=actor_of(staff, request))
     return TokenOut(id=player_id, role=services.players.authenticate(token).role, token=token)
+
+
+@router.get("/staff-log")
+def staff_log(
+    _manager: CurrentManager,
+    services: ServicesDep,
+    subject: Annotated[str | None, Query(max_length=64, description="only events about this account")] = None,
+    before: Annotated[int | None, Query(ge=1, description="only events older than this one (paging)")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> list[StaffEventOut]:
+    """The staff log, newest first: accounts made, tokens reissued, tables given and taken, actions refused."""
+    return [StaffEventOut(**event) for event in services.players.log.events(limit, subject, before)]
 
 
 @router.post("/players/{player_id}/deposit")
@@ -78,16 +102,16 @@ def player_wallet(player_id: str, _operator: CurrentOperator, services: Services
 
 
 @router.get("/me")
-def me(operator: CurrentOperator) -> dict[str, str]:
-    """Who the token signs in as (the operator pages greet them by it)."""
-    return {"id": operator.id, "role": operator.role}
+def me(manager: CurrentManager) -> dict[str, str]:
+    """Who the token signs in as (the operator pages greet them by it, and show an admin only the staff log)."""
+    return {"id": manager.id, "role": manager.role}
 
 
 @router.post("/tables", status_code=201)
 def create_table(body: TableIn, _operator: CurrentOperator, services: ServicesDep) -> TableIn:
     services.rounds.create_table(
         body.id, body.currency, body.settings, body.game, body.video_url_template, body.allow_return_over_100,
-        body.wallet, body.verify, body.verify_window_ms,
+        body.wallet, body.verify, body.verify_window_ms, body.manual_cards,
     )  # fmt: skip
     if (body.overlay_delay_ms, body.language) != (0, "en"):
         display.change_display(services.rounds, body.id, body.overlay_delay_ms, body.language)
@@ -107,7 +131,7 @@ def change_table(
 ) -> dict[str, Any]:
     """Change the table's settings (from its next round; checked as at creation: a house bet returning 100 % or more
     needs ``allow_return_over_100``), its return override, where its video is watched, its overlay's delay or its
-    language, or its shoe + camera cross-check."""
+    language, its shoe + camera cross-check, or whether cards may be entered by hand."""
     audit.tables(services.rounds, table_id)  # 404 for an unknown table, whatever the body asks
     if body.video_url_template is not None:  # checked before anything is changed: all of it, or none
         checked_template(body.video_url_template)
@@ -120,57 +144,60 @@ def change_table(
         display.change_display(services.rounds, table_id, body.overlay_delay_ms, body.language)
     if body.verify is not None or body.verify_window_ms is not None:
         services.rounds.change_verify(table_id, body.verify, body.verify_window_ms)
+    if body.manual_cards is not None:
+        services.rounds.set_manual_cards(table_id, body.manual_cards)
     [table] = audit.tables(services.rounds, table_id)  # 404 for an unknown table
     return table
 
 
 @router.get("/tables/{table_id}/dealers")
-def table_dealers(table_id: str, _operator: CurrentOperator, services: ServicesDep) -> DealersOut:
+def table_dealers(table_id: str, _manager: CurrentManager, services: ServicesDep) -> DealersOut:
     return DealersOut(table_id=table_id, dealers=services.players.dealers(table_id))
 
 
 @router.put("/tables/{table_id}/dealers/{dealer_id}")
-def assign_dealer(table_id: str, dealer_id: str, _operator: CurrentOperator, services: ServicesDep) -> DealersOut:
-    """Give a dealer the table's console (its dealer stream); dealers see only the tables assigned to them."""
-    return DealersOut(table_id=table_id, dealers=services.players.assign(table_id, dealer_id))
+def assign_dealer(
+    table_id: str, dealer_id: str, manager: CurrentManager, services: ServicesDep, request: Request
+) -> DealersOut:
+    """Give a dealer the table: its console (its dealer stream) and its round controls; a dealer acts only at the
+    tables assigned to them. In the staff log."""
+    dealers = services.players.assign(table_id, dealer_id, by=actor_of(manager, request))
+    return DealersOut(table_id=table_id, dealers=dealers)
 
 
 @router.delete("/tables/{table_id}/dealers/{dealer_id}")
-def unassign_dealer(table_id: str, dealer_id: str, _operator: CurrentOperator, services: ServicesDep) -> DealersOut:
-    """Take the table from the dealer: an open console stream of theirs ends within seconds."""
-    return DealersOut(table_id=table_id, dealers=services.players.unassign(table_id, dealer_id))
+def unassign_dealer(
+    table_id: str, dealer_id: str, manager: CurrentManager, services: ServicesDep, request: Request
+) -> DealersOut:
+    """Take the table from the dealer: an open console stream of theirs ends within seconds. In the staff log."""
+    dealers = services.players.unassign(table_id, dealer_id, by=actor_of(manager, request))
+    return DealersOut(table_id=table_id, dealers=dealers)
 
 
 @router.post("/tables/{table_id}/rounds", status_code=201)
-def open_round(table_id: str, body: OpenRoundIn, _staff: CurrentStaff, services: ServicesDep) -> dict[str, str]:
+def open_round(table_id: str, body: OpenRoundIn, _staff: TableStaff, services: ServicesDep) -> dict[str, str]:
+    """Open the table's next round (a dealer of the table, or an operator)."""
     round_id = services.rounds.open_round(table_id, body.video_ref)
     services.notify(round_id)
     return {"round_id": round_id}
 
 
 @router.post("/rounds/{round_id}/close-betting")
-def close_betting(round_id: str, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
+def close_betting(round_id: str, staff: TableStaff, services: ServicesDep) -> AppliedOut:
     applied = services.rounds.close_window(round_id, staff.id, kind="betting")
     services.notify(round_id)
     return applied_out(applied)
 
 
-@router.post("/rounds/{round_id}/cards")
-def deal(round_id: str, body: CardIn, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
-    applied = services.rounds.deal(round_id, Card.from_code(body.card), staff.id)
-    services.notify(round_id)
-    return applied_out(applied)
-
-
 @router.post("/rounds/{round_id}/close-insurance")
-def close_insurance(round_id: str, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
+def close_insurance(round_id: str, staff: TableStaff, services: ServicesDep) -> AppliedOut:
     applied = services.rounds.close_window(round_id, staff.id, kind="insurance")
     services.notify(round_id)
     return applied_out(applied)
 
 
 @router.post("/rounds/{round_id}/timeout")
-def end_window(round_id: str, body: TimeoutIn, staff: CurrentStaff, services: ServicesDep) -> AppliedOut:
+def end_window(round_id: str, body: TimeoutIn, staff: TableStaff, services: ServicesDep) -> AppliedOut:
     """End the round's open window now (of that seat, if given), as if its time had run out."""
     applied = services.rounds.close_window(round_id, staff.id, seat=body.seat)
     services.notify(round_id)
@@ -259,10 +286,14 @@ def preview(round_id: str, body: PreviewIn, _operator: CurrentOperator, services
 
 @router.post("/proposals", status_code=201)
 def propose(body: ProposalIn, operator: CurrentOperator, services: ServicesDep, request: Request) -> dict[str, Any]:
-    """Propose a correction or the void of a settled round; a different operator approves or rejects it."""
+    """Propose a correction or the void of a settled round, or a card the shoe could not read for a live round
+    (``card``, on a table that allows cards by hand); a different operator, whose account existed when it was proposed,
+    approves or rejects it."""
     proposals, origin = Proposals(services.rounds), _origin(operator.id, request)
     if body.action == "void":
         return proposals.propose_void(body.round_id, body.reason, origin)
+    if body.action == "card":
+        return proposals.propose_card(body.round_id, Card.from_code(body.card), body.reason, origin)
     return proposals.propose_correction(body.round_id, _cards(body.cards), body.video_ref, origin)
 
 

@@ -17,7 +17,7 @@ from fastapi.responses import FileResponse, Response, StreamingResponse
 
 from services.api.deps import CurrentStaff, ServicesDep, Stream
 from services.rounds import queries
-from services.rounds.errors import AuthError, ForbiddenError, RoundError
+from services.rounds.errors import AuthError, RoundError
 
 PAGES = Path(__file__).parent / "pages"
 WAITING = "the round controller (no dealer view yet)"
@@ -83,8 +83,7 @@ async def dealer_stream(
 
     The token is checked again every few seconds: a revoked token's open stream ends."""
     await asyncio.to_thread(queries.table, services.rounds, table_id)
-    if not await asyncio.to_thread(services.players.runs_table, staff, table_id):
-        raise ForbiddenError(f"{staff.id} is not assigned to table {table_id} (an operator assigns dealers)")
+    await asyncio.to_thread(services.players.check_runs_table, staff, table_id)
     relay = services.relay
     if relay is None:
         raise ConsoleUnavailableError("this API has no broker connection: the dealer console feed is unavailable")

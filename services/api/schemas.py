@@ -22,7 +22,10 @@ class MoneyIn(Strict):
 
 class PlayerIn(Strict):
     id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
-    role: Literal["player", "dealer", "operator"] = "player"
+    role: Annotated[
+        Literal["player", "dealer", "operator", "admin"],
+        Field(description="a player's account (an operator or an admin makes it), or a staff account (an admin's)"),
+    ] = "player"
 
 
 VIDEO_URL_TEMPLATE = (
@@ -49,6 +52,10 @@ VERIFY = (
     "dealer); hold (and the round's settlement waits for an operator's word on it); from the next round"
 )
 VERIFY_WINDOW = "how long the overhead camera has to see a card once it is shown, milliseconds"
+MANUAL_CARDS = (
+    "whether a card the shoe cannot read may be entered by hand: an operator proposes it, a second operator approves "
+    "(POST /v1/operator/proposals, action card); face-up cards only"
+)
 
 
 class TableIn(Strict):
@@ -63,6 +70,7 @@ class TableIn(Strict):
     wallet: Annotated[Literal["internal", "operator"], Field(description=WALLET)] = "internal"
     verify: Annotated[Literal["off", "warn", "hold"], Field(description=VERIFY)] = "off"
     verify_window_ms: Annotated[int, Field(ge=500, le=30_000, description=VERIFY_WINDOW)] = 3000
+    manual_cards: Annotated[bool, Field(description=MANUAL_CARDS)] = False
 
 
 class TableChangeIn(Strict):
@@ -75,14 +83,11 @@ class TableChangeIn(Strict):
     language: Annotated[Literal["en", "vi", "th"] | None, Field(description=LANGUAGE)] = None
     verify: Annotated[Literal["off", "warn", "hold"] | None, Field(description=VERIFY)] = None
     verify_window_ms: Annotated[int | None, Field(ge=500, le=30_000, description=VERIFY_WINDOW)] = None
+    manual_cards: Annotated[bool | None, Field(description=MANUAL_CARDS)] = None
 
 
 class OpenRoundIn(Strict):
     video_ref: Annotated[str, Field(max_length=128)] = ""
-
-
-class CardIn(Strict):
-    card: Annotated[str, Field(min_length=2, max_length=2, description="rank + suit, e.g. 'TD'")]
 
 
 class TimeoutIn(Strict):
@@ -107,13 +112,15 @@ class RecalculateIn(Strict):
 
 
 class ProposalIn(Strict):
-    """A correction (``cards`` and ``video_ref``) or a void (``reason``) of a settled round, for a second operator."""
+    """For a second operator: a correction (``cards`` and ``video_ref``) or a void (``reason``) of a settled round, or
+    a card the shoe could not read entered by hand as a live round's next (``card`` and ``reason``)."""
 
     round_id: Annotated[str, Field(min_length=1, max_length=64)]
-    action: Literal["void", "correct"]
+    action: Literal["void", "correct", "card"]
     reason: Annotated[str, Field(max_length=500)] = ""
     cards: Annotated[dict[CardIndex, CardCode], Field(default_factory=dict)]
     video_ref: Annotated[str, Field(max_length=128)] = ""
+    card: Annotated[str, Field(max_length=2, description="action card: rank + suit, e.g. 'TD'")] = ""
 
 
 class PreviewIn(Strict):
@@ -176,6 +183,19 @@ class TokenOut(BaseModel):
     id: str
     role: str
     token: str
+
+
+class StaffEventOut(BaseModel):
+    """One line of the staff log: an account made, a token reissued, a table given or taken, an action refused."""
+
+    id: int
+    at: datetime
+    actor: str
+    actor_role: str
+    action: str
+    subject: str
+    detail: str
+    address: str
 
 
 __all__ = ["AppliedOut", "Strict"]

@@ -1,6 +1,6 @@
 """``studio api``: the betting API on the embedded defaults (SQLite file) or ``STUDIO_DATABASE_URL``.
 
-``studio players add ID --role operator`` creates an account and prints its bearer token.
+``studio players add ID --role admin`` creates an account and prints its bearer token.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from services.cli.arguments import add_database_options, open_database, port, ta
 from services.cli.commands import help_of
 from services.db import session_factory
 from services.rounds.errors import RoundError
-from services.rounds.players import PlayerService
+from services.rounds.players import ROLES, PlayerService
 
 
 def register(commands: Any) -> None:
@@ -26,9 +26,13 @@ def register(commands: Any) -> None:
     api.set_defaults(run=run_api)
     players = commands.add_parser("players", help=help_of("players"))
     actions = players.add_subparsers(dest="action", required=True)
-    add = actions.add_parser("add", help="create an account and print its bearer token")
+    add = actions.add_parser(
+        "add",
+        help="create an account and print its bearer token (the first admin comes from here: an admin makes the "
+        "other staff accounts over the API, each in the staff log; this command's are logged as cli@HOST)",
+    )
     add.add_argument("id")
-    add.add_argument("--role", choices=("player", "dealer", "operator"), default="player")
+    add.add_argument("--role", choices=ROLES, default="player")
     add.add_argument("--tables", type=table_ids, default=(), help="a dealer's tables (comma-separated)")
     add_database_options(add)
     add.set_defaults(run=run_add_player)

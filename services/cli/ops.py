@@ -2,6 +2,7 @@
 
 ``rounds`` and ``show`` read rounds in full; ``void`` voids an unsettled round at once and proposes the void of a
 settled one; ``correct`` proposes a correction from the video (``--preview``: only show what it would change);
+``card`` proposes a card the shoe could not read as a live round's next (on a table that takes cards by hand);
 ``proposals``, ``approve`` and ``reject`` decide them — a second operator approves what another proposed; ``decks``
 lists each deck's reconciliation and ``acknowledge`` lifts the hold of a deck not whole, once its cards are counted.
 Whoever acts proves it with their own bearer token (``--token`` or ``STUDIO_OPERATOR_TOKEN``), as on the API.
@@ -40,6 +41,12 @@ def register(commands: Any) -> None:
     correct.add_argument("--card", type=card_fix, action="append", required=True, metavar="INDEX=CARD", help=fix_help)
     correct.add_argument("--video-ref", default="", help="where on the video (required unless --preview)")
     correct.add_argument("--preview", action="store_true", help="only show what it would change")
+    by_hand = actions.add_parser(
+        "card", help="propose a card the shoe could not read as a live round's next, for a second operator"
+    )
+    by_hand.add_argument("round_id", metavar="ROUND")
+    by_hand.add_argument("--card", type=card_code, required=True, metavar="CARD", help="rank + suit, e.g. 7D")
+    by_hand.add_argument("--reason", required=True, help="why the shoe could not read it")
     proposals = actions.add_parser("proposals", help="proposals newest first")
     proposals.add_argument("--status", choices=("pending", "applied", "rejected"), default=None)
     approve = actions.add_parser("approve", help="apply another operator's proposal")
@@ -61,15 +68,36 @@ def register(commands: Any) -> None:
     confirm.add_argument("position", type=int, metavar="INDEX", help="the card's index (0-based, shoe order)")
     confirm.add_argument("--read", choices=("shoe", "camera"), required=True, help="whose read is right")
     confirm.add_argument("--reason", required=True, help="what the video shows")
-    for action in (void, correct, approve, reject, acknowledge, confirm):
+    for action in (void, correct, by_hand, approve, reject, acknowledge, confirm):
         action.add_argument(
             "--token", default=os.environ.get("STUDIO_OPERATOR_TOKEN"),
             help="the acting operator's bearer token (default: STUDIO_OPERATOR_TOKEN): four eyes are two tokens",
         )  # fmt: skip
-    for action in (listing, show, void, correct, proposals, approve, reject, deck_reports, acknowledge, confirm):
+    for action in (
+        listing,
+        show,
+        void,
+        correct,
+        by_hand,
+        proposals,
+        approve,
+        reject,
+        deck_reports,
+        acknowledge,
+        confirm,
+    ):
         action.add_argument("--json", action="store_true", help="one JSON document")
         add_database_options(action)
         action.set_defaults(run=run)
+
+
+def card_code(text: str) -> str:
+    from services.cards import Card
+
+    try:
+        return str(Card.from_code(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def card_fix(text: str) -> tuple[int, str]:
@@ -134,6 +162,8 @@ def _act(service: Any, args: argparse.Namespace) -> Any:
         if args.preview:
             return service.preview_correction(args.round_id, cards)
         return proposals.propose_correction(args.round_id, cards, args.video_ref, origin)
+    if args.action == "card":
+        return proposals.propose_card(args.round_id, Card.from_code(args.card), args.reason, origin)
     if args.action == "approve":
         return proposals.approve(args.proposal_id, origin)
     if args.action == "acknowledge":

@@ -104,7 +104,7 @@ def tables(service: RoundService, table_id: str | None = None) -> list[dict[str,
          "returns": table_returns(t.game, game_named(t.game).settings(json.loads(t.settings))),
          "allow_return_over_100": t.allow_return_over_100, "video_url_template": t.video_url_template,
          "display": display_of(t), "wallet": t.wallet,
-         "verify": {"mode": t.verify, "window_ms": t.verify_window_ms}}
+         "verify": {"mode": t.verify, "window_ms": t.verify_window_ms}, "manual_cards": t.manual_cards}
         for t in rows
     ]  # fmt: skip
 

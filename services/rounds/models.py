@@ -28,10 +28,10 @@ BIG_ID = BigInteger().with_variant(Integer(), "sqlite")
 
 
 class Player(Base):
-    """Anyone who calls the API: players, dealers and operators, told apart by ``role``."""
+    """Anyone who calls the API: players, dealers, operators and admins, told apart by ``role``."""
 
     __tablename__ = "players"
-    __table_args__ = (CheckConstraint("role IN ('player', 'dealer', 'operator')", name="role_known"),)
+    __table_args__ = (CheckConstraint("role IN ('player', 'dealer', 'operator', 'admin')", name="role_known"),)
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     role: Mapped[str] = mapped_column(String(16))
@@ -73,6 +73,9 @@ class GameTable(Base):
     # waits for an operator's word on a card the camera did not confirm), and how long the camera has to see a card
     verify: Mapped[str] = mapped_column(String(8), default="off")
     verify_window_ms: Mapped[int] = mapped_column(Integer, default=3000)
+    # whether a card the shoe could not read may be entered by hand: an operator's proposal that a second operator
+    # approves (``services.rounds.manual``); off unless an operator turns it on
+    manual_cards: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -170,13 +173,13 @@ class ExperienceAward(Base):
 
 
 class Proposal(Base):
-    """A correction or a void of a settled round: proposed by one operator, applied or rejected by another (the
-    database refuses a decision by the proposer). ``details``: what to do (JSON); ``preview``: what it would change,
-    as computed when proposed (JSON)."""
+    """A correction or a void of a settled round, or a card entered by hand: proposed by one operator, applied or
+    rejected by another (the database refuses a decision by the proposer). ``details``: what to do (JSON);
+    ``preview``: what it would change, as computed when proposed (JSON)."""
 
     __tablename__ = "proposals"
     __table_args__ = (
-        CheckConstraint("action IN ('void', 'correct')", name="proposal_action_known"),
+        CheckConstraint("action IN ('void', 'correct', 'card')", name="proposal_action_known"),
         CheckConstraint("status IN ('pending', 'applied', 'rejected')", name="proposal_status_known"),
         CheckConstraint("decided_by IS NULL OR decided_by <> proposed_by", name="proposal_four_eyes"),
         Index("ix_proposals_round", "round_id"),
@@ -229,3 +232,21 @@ class CardCheck(Base):
     confirmed_by: Mapped[str | None] = mapped_column(String(64))
     confirmed_why: Mapped[str] = mapped_column(Text, default="")
     confirmed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class StaffEvent(Base):
+    """The staff log, append-only: every change to a staff account (created, token reissued, a table given or taken)
+    and every action a staff member was refused, with who, from where and why (``services.rounds.staff``)."""
+
+    __tablename__ = "staff_events"
+    __table_args__ = (Index("ix_staff_events_subject", "subject", "id"),)
+
+    id: Mapped[int] = mapped_column(BIG_ID, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    actor: Mapped[str] = mapped_column(String(64))  # an account id, or ``cli@HOST`` for the database's own tools
+    actor_role: Mapped[str] = mapped_column(String(16))
+    action: Mapped[str] = mapped_column(String(32))  # account_created | token_reissued | table_assigned | …
+    subject: Mapped[str] = mapped_column(String(64), default="")  # whose account, or what was tried on
+    # the account's role (account_created, token_reissued), the table (table_*), or ``METHOD PATH: code: why`` (refused)
+    detail: Mapped[str] = mapped_column(Text, default="")
+    address: Mapped[str] = mapped_column(String(128), default="")

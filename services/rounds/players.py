@@ -1,6 +1,7 @@
-"""Players, dealers and operators: registration and bearer-token authentication.
+"""Players, dealers, operators and admins: accounts, bearer-token authentication, dealers' tables.
 
-Tokens are random and shown once; only their SHA-256 is stored, so a database leak reveals none.
+Tokens are random and shown once; only their SHA-256 is stored, so a database leak reveals none. Who may make or
+change which account is ``services.rounds.staff``'s rule; every change to a staff account is in its staff log.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db.unit_of_work import run_transaction
+from services.rounds.clock import Clock, SystemClock
 from services.rounds.errors import AuthError, NotFoundError, RoundError
 from services.rounds.models import GameTable, Player, TableDealer
+from services.rounds.staff import STAFF, Actor, NotYourTableError, StaffLog, may_assign, may_create, may_reissue
 
-ROLES = ("player", "dealer", "operator")
+ROLES = ("player", "dealer", "operator", "admin")
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 AUTH_TTL_S = 5.0  # how long a successful authentication is reused: the delay before a revocation takes effect
 AUTH_CACHE = 10_000  # tokens remembered at most; the cache is emptied when full
@@ -43,21 +46,28 @@ def token_hash(token: str) -> str:
 
 
 class PlayerService:
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
+    def __init__(self, sessions: sessionmaker[Session], clock: Clock | None = None) -> None:
         self.sessions = sessions
+        self.clock = clock or SystemClock()  # the rounds' clock: an account's age is compared with proposals'
+        self.log = StaffLog(sessions, self.clock)
         self._known: dict[str, tuple[float, Identity]] = {}  # token hash -> (valid until, identity)
 
-    def register(self, player_id: str, role: str = "player") -> str:
-        """Create the account and return its bearer token (the only time it is shown)."""
+    def register(self, player_id: str, role: str = "player", by: Actor | None = None) -> str:
+        """Create the account and return its bearer token (the only time it is shown). ``by``: who asks — checked
+        (``staff.may_create``) and, for a staff account, recorded in the staff log; None: the database's own tools."""
         if not ID_PATTERN.match(player_id):
             raise RoundError(f"invalid id {player_id!r}: use 1–64 letters, digits, '_', '.' or '-'")
         if role not in ROLES:
             raise RoundError(f"invalid role {role!r}: expected one of {', '.join(ROLES)}")
+        actor = by or Actor.command_line()
+        may_create(actor, role)
         token = new_token()
 
         def work(session: Session) -> None:
-            session.add(Player(id=player_id, role=role, token_hash=token_hash(token)))
+            session.add(Player(id=player_id, role=role, token_hash=token_hash(token), created_at=self.clock.now()))
             session.flush()
+            if role in STAFF:
+                self.log.record(session, actor, "account_created", player_id, role)
 
         try:
             run_transaction(self.sessions, work)
@@ -74,8 +84,11 @@ class PlayerService:
         if role != "player":
             raise RoundError(f"{player_id!r} is a {role}'s account, which holds no wallet")
 
-    def revoke(self, player_id: str) -> str:
-        """Replace the account's token: the old one stops working (here at once, elsewhere within ``AUTH_TTL_S``)."""
+    def revoke(self, player_id: str, by: Actor | None = None) -> str:
+        """Replace the account's token: the old one stops working (here at once, elsewhere within ``AUTH_TTL_S``).
+        ``by``: who asks (their own, or an admin; None: the database's own tools), recorded in the staff log."""
+        actor = by or Actor.command_line()
+        may_reissue(actor, player_id)
         token = new_token()
 
         def work(session: Session) -> None:
@@ -83,6 +96,8 @@ class PlayerService:
             if player is None:
                 raise NotFoundError(f"player {player_id!r} does not exist")
             player.token_hash = token_hash(token)
+            if player.role in STAFF or actor.id != player_id:
+                self.log.record(session, actor, "token_reissued", player_id, player.role)
 
         run_transaction(self.sessions, work)
         for digest, (_, identity) in list(self._known.items()):
@@ -92,8 +107,10 @@ class PlayerService:
 
     # ---- dealers and their tables -------------------------------------------------------
 
-    def assign(self, table_id: str, dealer_id: str) -> list[str]:
-        """Give ``dealer_id`` the table's dealer console; returns the table's dealers."""
+    def assign(self, table_id: str, dealer_id: str, by: Actor | None = None) -> list[str]:
+        """Give ``dealer_id`` the table (its console and round controls); returns the table's dealers."""
+        actor = by or Actor.command_line()
+        may_assign(actor)
 
         def work(session: Session) -> None:
             if session.get(GameTable, table_id) is None:
@@ -104,17 +121,21 @@ class PlayerService:
             if role != "dealer":
                 raise RoundError(f"{dealer_id!r} is a {role}'s account: only dealers are assigned to tables")
             if session.get(TableDealer, (table_id, dealer_id)) is None:
-                session.add(TableDealer(table_id=table_id, dealer=dealer_id))
+                session.add(TableDealer(table_id=table_id, dealer=dealer_id, assigned_at=self.clock.now()))
+                self.log.record(session, actor, "table_assigned", dealer_id, table_id)
 
         run_transaction(self.sessions, work)
         return self.dealers(table_id)
 
-    def unassign(self, table_id: str, dealer_id: str) -> list[str]:
+    def unassign(self, table_id: str, dealer_id: str, by: Actor | None = None) -> list[str]:
         """Take the table away from the dealer: their open console stream ends within seconds."""
+        actor = by or Actor.command_line()
+        may_assign(actor)
 
         def work(session: Session) -> None:
             assigned = (TableDealer.table_id == table_id) & (TableDealer.dealer == dealer_id)
-            session.execute(delete(TableDealer).where(assigned))
+            if session.execute(delete(TableDealer).where(assigned)).rowcount:  # type: ignore[attr-defined]
+                self.log.record(session, actor, "table_unassigned", dealer_id, table_id)
 
         run_transaction(self.sessions, work)
         return self.dealers(table_id)
@@ -137,6 +158,15 @@ class PlayerService:
             return False
         with self.sessions() as session:
             return session.get(TableDealer, (table_id, identity.id)) is not None
+
+    def check_runs_table(self, identity: Identity, table_id: str) -> None:
+        """Raise ``NotYourTableError`` unless ``identity`` runs the table."""
+        if not self.runs_table(identity, table_id):
+            raise NotYourTableError(
+                f"{identity.id} is not assigned to table {table_id}: an operator or an admin assigns dealers to tables"
+                if identity.role == "dealer"
+                else f"{identity.id} is a {identity.role}: a table is run by its dealers and the operators"
+            )
 
     def authenticate(self, token: str) -> Identity:
         """Who holds the token. Every request asks, so a success is reused for ``AUTH_TTL_S`` seconds.

@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Final
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from services.cards import Card
+from services.rounds import manual
 from services.rounds.clock import aware
 from services.rounds.errors import ForbiddenError, NotFoundError, RoundError
 from services.rounds.models import Player, Proposal, Round
-from services.rounds.service import RoundService, stored_round
+from services.rounds.service import Along, RoundService, stored_round
 
 STATUSES: Final = ("pending", "applied", "rejected")
 
@@ -84,6 +86,17 @@ class Proposals:
         details = {"cards": {str(i): str(c) for i, c in sorted(cards.items())}, "video_ref": video_ref}
         return self._propose(round_id, "correct", details, preview, seen, origin)
 
+    def propose_card(self, round_id: str, card: Card, reason: str, origin: Origin) -> dict[str, Any]:
+        """A card the shoe could not read, entered by hand as the round's next (``services.rounds.manual``): dealt when
+        a second operator approves, if the round still waits for that very card then."""
+        if not reason.strip():
+            raise ProposalRefusedError("a card entered by hand needs a reason (why the shoe could not read it)")
+        with self.service.sessions() as session:
+            round_ = stored_round(session, round_id)
+            entry, seen = manual.wanted(self.service, session, round_, card), round_.log_length
+        details = entry.details() | {"reason": reason}
+        return self._propose(round_id, "card", details, {"deals": entry.details()}, seen, origin)
+
     def _propose(
         self, round_id: str, action: str, details: dict[str, Any], preview: dict[str, Any], seen: int, origin: Origin
     ) -> dict[str, Any]:
@@ -126,10 +139,34 @@ class Proposals:
         actor = f"#{proposal_id} approved by {origin.operator}"[:64]
         if action == "void":
             self.service.void(round_id, details["reason"], actor, along=decide)
+        elif action == "card":
+            self._deal_by_hand(proposal_id, round_id, details, origin, decide)
         else:
             cards = {int(index): Card.from_code(code) for index, code in details["cards"].items()}
             self.service.recalculate(round_id, cards, details["video_ref"], actor, along=decide)
         return self.get(proposal_id)
+
+    def _deal_by_hand(
+        self, proposal_id: int, round_id: str, details: dict[str, Any], origin: Origin, decide: Along
+    ) -> None:
+        """Deal an approved card entered by hand, journaled with both operators' names and the reason."""
+        card = Card.from_code(details["card"])
+        entries: list[Any] = []  # the journal entry, made once the round is locked (again on a retried transaction)
+
+        def checked(session: Session, round_: Round) -> None:
+            decide(session, round_)
+            manual.wanted(self.service, session, round_, card)  # the table may have stopped allowing it meanwhile
+            proposal = session.get(Proposal, proposal_id)
+            assert proposal is not None  # locked and decided above
+            entries.append(
+                manual.journal_entry(
+                    round_, proposal_id, card, proposal.proposed_by, origin.operator, details["reason"],
+                    self.service.clock.now(),
+                )
+            )  # fmt: skip
+
+        actor = f"manual #{proposal_id} by {origin.operator}"[:64]
+        self.service.deal(round_id, card, actor, also=lambda session: session.add(entries[-1]), along=checked)
 
     def reject(self, proposal_id: int, reason: str, origin: Origin) -> dict[str, Any]:
         if not reason.strip():
@@ -139,11 +176,11 @@ class Proposals:
 
     def _decide(self, session: Session, proposal_id: int, status: str, reason: str, origin: Origin) -> dict[str, Any]:
         """Record the decision on the locked proposal (one decision: a second is refused)."""
-        self._operator(session, origin)
+        since = self._operator(session, origin)
         proposal = session.scalar(select(Proposal).where(Proposal.id == proposal_id).with_for_update())
         if proposal is None:
             raise NotFoundError(f"proposal #{proposal_id} does not exist")
-        self._check_pending(proposal, origin)
+        self._check_pending(proposal, origin, since if status == "applied" else None)
         proposal.status, proposal.decision_reason = status, reason
         proposal.decided_by, proposal.decided_from = origin.operator, origin.address[:128]
         proposal.decided_at = self.service.clock.now()
@@ -151,19 +188,26 @@ class Proposals:
         return describe(proposal)
 
     def _pending(self, session: Session, proposal_id: int, origin: Origin) -> Proposal:
-        self._operator(session, origin)
+        since = self._operator(session, origin)
         proposal = session.get(Proposal, proposal_id)
         if proposal is None:
             raise NotFoundError(f"proposal #{proposal_id} does not exist")
-        self._check_pending(proposal, origin)
+        self._check_pending(proposal, origin, since)
         return proposal
 
     @staticmethod
-    def _check_pending(proposal: Proposal, origin: Origin) -> None:
+    def _check_pending(proposal: Proposal, origin: Origin, approver_since: datetime | None = None) -> None:
+        """Raise unless ``origin`` may decide the proposal; ``approver_since``: when the approver's account was made
+        (an account made after the proposal cannot approve it: no one makes a second self to order)."""
         if proposal.status != "pending":
             raise ProposalRefusedError(f"proposal #{proposal.id} is {proposal.status} already")
         if proposal.proposed_by == origin.operator:
             raise FourEyesError(f"proposal #{proposal.id} was made by {origin.operator}: another operator decides it")
+        if approver_since is not None and aware(approver_since) > aware(proposal.proposed_at):
+            raise FourEyesError(
+                f"{origin.operator}'s account was made after proposal #{proposal.id}: it is approved by an operator "
+                "whose account existed when it was proposed"
+            )
 
     # ---- reading ------------------------------------------------------------------------------------
 
@@ -210,10 +254,14 @@ class Proposals:
         return self.service.void(round_id, reason, operator, along=unsettled)
 
     @staticmethod
-    def _operator(session: Session, origin: Origin) -> None:
-        role = session.scalar(select(Player.role).where(Player.id == origin.operator))
-        if role != "operator":
-            raise ForbiddenError(f"{origin.operator!r} is not an operator")
+    def _operator(session: Session, origin: Origin) -> datetime:
+        """When the operator's account was made; ``ForbiddenError`` if ``origin`` is not an operator (an admin, who
+        manages staff, neither proposes nor approves)."""
+        found = session.execute(select(Player.role, Player.created_at).where(Player.id == origin.operator)).first()
+        if found is None or found.role != "operator":
+            raise ForbiddenError(f"{origin.operator!r} is not an operator: only operators propose and decide")
+        since: datetime = found.created_at
+        return since
 
 
 def describe(proposal: Proposal) -> dict[str, Any]:

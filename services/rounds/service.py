@@ -146,6 +146,7 @@ class RoundService:
         wallet: str = INTERNAL,
         verify: str = checks.OFF,
         verify_window_ms: int = 3000,
+        manual_cards: bool = False,
     ) -> None:
         """A new table. Settings that let a house bet return 100 % or more are refused unless
         ``allow_return_over_100`` (``services.rounds.returns``). ``wallet``: ``internal`` (the studio's ledger) or
@@ -172,7 +173,7 @@ class RoundService:
                 GameTable(
                     id=table_id, game=game, currency=currency, settings=raw, video_url_template=template,
                     allow_return_over_100=allow_return_over_100, wallet=wallet, verify=verify,
-                    verify_window_ms=verify_window_ms,
+                    verify_window_ms=verify_window_ms, manual_cards=manual_cards,
                 )
             )  # fmt: skip
 
@@ -202,6 +203,15 @@ class RoundService:
         def work(session: Session) -> None:
             table = locked_table(session, table_id)
             table.video_url_template = template
+
+        run_transaction(self.sessions, work)
+
+    def set_manual_cards(self, table_id: str, allowed: bool) -> None:
+        """Whether a card the shoe cannot read may be entered by hand, on two operators' word
+        (``services.rounds.manual``)."""
+
+        def work(session: Session) -> None:
+            locked_table(session, table_id).manual_cards = allowed
 
         run_transaction(self.sessions, work)
 
@@ -302,10 +312,16 @@ class RoundService:
     # ---- the one command path ---------------------------------------------------------
 
     def deal(
-        self, round_id: str, card: Card, actor: str = "shoe", also: Callable[[Session], None] | None = None
+        self,
+        round_id: str,
+        card: Card,
+        actor: str = "shoe",
+        also: Callable[[Session], None] | None = None,
+        along: Along | None = None,
     ) -> Applied:
-        """Deal the next card; ``also(session)`` writes in the same transaction (the controller's journal)."""
-        return self.command(round_id, lambda port: port.deal(card), actor, also=also)
+        """Deal the next card; ``also(session)`` writes in the same transaction (the controller's journal), ``along``
+        runs first with the round locked (a proposal's decision)."""
+        return self.command(round_id, lambda port: port.deal(card), actor, also=also, along=along)
 
     def close_window(self, round_id: str, actor: str = "controller", kind: str = "", seat: str = "") -> Applied:
         """End the round's open window (of that ``kind`` and ``seat``, when given) as its game says."""
@@ -333,11 +349,14 @@ class RoundService:
         actor: str,
         window: bool = False,
         also: Callable[[Session], None] | None = None,
+        along: Along | None = None,
     ) -> Applied:
         """Append the command ``make(game)`` to the round (``window``: only before the open window's deadline)."""
 
         def work(session: Session) -> Applied:
             round_ = self.locked_round(session, round_id)
+            if along is not None:
+                along(session, round_)
             port = self.game_of(session, round_)
             engine = self.engines.take(session, round_, port)
             if window:

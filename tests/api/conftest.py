@@ -9,8 +9,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from services.api.app import create_app
+from services.api.deps import Services
+from services.cards import Card
 from services.rounds.clock import ManualClock
 from services.rounds.players import PlayerService
+from services.rounds.service import Applied
 
 
 @dataclass
@@ -29,13 +32,22 @@ class Studio:
         headers = self.auth(who) | ({"Idempotency-Key": key} if key else {})
         return self.client.post(path, json=body if body is not None else {}, headers=headers)
 
+    def shoe(self, round_id: str, code: str) -> Applied:
+        """A card from the table's shoe, as the controller deals it once its signature checked (no route deals)."""
+        return self.services.rounds.deal(round_id, Card.from_code(code), "shoe")
+
+    @property
+    def services(self) -> Services:
+        services: Services = self.app.state.services
+        return services
+
 
 @pytest.fixture
 def studio(database: Engine) -> Iterator[Studio]:
     clock = ManualClock()
     app = create_app(database, clock)
     players: PlayerService = app.state.services.players
-    staff = [("op", "operator"), ("op2", "operator"), ("dealer", "dealer")]
+    staff = [("op", "operator"), ("op2", "operator"), ("dealer", "dealer"), ("admin", "admin")]
     tokens = {name: players.register(name, role) for name, role in staff}
     tokens |= {name: players.register(name) for name in ("ana", "binh", "chai")}
     with TestClient(app) as client:
@@ -46,6 +58,7 @@ def studio(database: Engine) -> Iterator[Studio]:
             ).status_code
             == 201
         )
+        players.assign("t1", "dealer")
         for index, name in enumerate(("ana", "binh", "chai")):
             response = studio.post("op", f"/v1/operator/players/{name}/deposit", {"amount": 10_000}, f"fund{index}")
             assert response.status_code == 200  # type: ignore[attr-defined]

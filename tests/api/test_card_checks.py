@@ -28,7 +28,7 @@ def held_round(studio: Studio, misread: int, seen: str = "QC") -> str:
     assert bet(studio, "ana", round_id, [{"side": "player", "seat": "A", "stake": 100}], "b1").status_code == 201
     studio.post("dealer", f"/v1/operator/rounds/{round_id}/close-betting")
     for code in [*SPEC_CARDS]:
-        assert card(studio, round_id, code).status_code == 200
+        card(studio, round_id, code)
     studio.post("dealer", f"/v1/operator/rounds/{round_id}/close-insurance")
     studio.post("ana", f"/v1/rounds/{round_id}/decisions", {"seat": "A", "choice": "draw"})
     for code in ("2H", "9D", "2S"):

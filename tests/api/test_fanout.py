@@ -275,7 +275,7 @@ def test_a_revoked_token_ends_its_open_dealer_stream(database: Engine, mqtt_url:
         wait_until(lambda: len(relay.dealer.feed("R1").clients) == 1, 10, "the dealer's stream")
         time.sleep(0.5)
         assert not ended.is_set()
-        renewed = client.post("/v1/operator/players/pit/token", headers=operator)
+        renewed = client.post("/v1/operator/players/pit/token", headers=dealer)  # staff reissue their own
         assert renewed.status_code == 200 and renewed.json()["role"] == "dealer"
         revoked_at = time.monotonic()
         assert ended.wait(10), "the stream of a revoked token ends"
@@ -294,7 +294,7 @@ def test_a_dealer_sees_only_assigned_tables_and_an_unassigned_dealer_s_stream_en
             client.post("/v1/operator/tables", json={"id": table, "allow_return_over_100": True}, headers=operator)
         assert client.put("/v1/operator/tables/S1/dealers/pit", headers=operator).json()["dealers"] == ["pit"]
         refused = client.get("/v1/tables/S2/dealer/stream?changes=1", headers=dealer)
-        assert refused.status_code == 403 and refused.json()["code"] == "forbidden"
+        assert refused.status_code == 403 and refused.json()["code"] == "not_your_table"
         not_a_dealer = client.put("/v1/operator/tables/S2/dealers/op", headers=operator)
         assert not_a_dealer.status_code == 422 and "only dealers" in not_a_dealer.json()["message"]
         ended = stream_in_background(client, "/v1/tables/S1/dealer/stream", dealer)

@@ -13,6 +13,8 @@ import pytest
 
 from services.api.page_routes import PAGES
 from services.games.maubinh.ranking import Category
+from services.rounds import staff
+from services.rounds.players import ROLES
 from services.rounds.proposals import STATUSES
 
 LANGUAGES = ("en", "vi", "th")
@@ -130,6 +132,8 @@ def test_each_call_fills_the_placeholders_of_its_text() -> None:
         ("phase.", {"betting", "dealing", "insurance", "drawing", "settled", "void", "seating", "arranging",
                     "showdown", "playing"}),
         ("room.result.", {"won", "won_one", "paid", "paid_one"}),
+        ("staff.", set(staff.ACTIONS)),
+        ("role.", {*ROLES, "cli"}),
     ],
 )  # fmt: skip
 def test_each_family_of_keys_the_pages_complete_has_every_member(family: str, members: set[str]) -> None:
@@ -190,7 +194,7 @@ def test_each_page_loads_the_words_first_and_its_english_is_the_dictionary(page:
 
 
 # Pok Deng is Thai: its hands in Thai, and as Vietnamese players name them (Pok and deng kept); Mậu Binh's chi and
-# Tiến Lên's chops in Vietnamese (services/api/pages, ../shared/rules).
+# Tiến Lên's chops in Vietnamese (services/api/pages, docs/rules).
 TERMS = {
     "th": {"pokdeng.rank.2": "ตอง", "pokdeng.rank.3": "สเตรทฟลัช", "pokdeng.rank.4": "เรียง", "pokdeng.rank.5": "เซียน",
            "pokdeng.pok": "ป๊อก {points}", "pokdeng.points": "{points} แต้ม", "pokdeng.deng": "{n} เด้ง"},

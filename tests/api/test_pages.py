@@ -43,6 +43,7 @@ def test_the_dealer_feed_needs_a_dealer_or_operator_and_a_broker(studio: Studio)
     assert studio.client.get(path).json()["code"] == "unauthorized"
     refused = studio.client.get(path, headers=studio.auth("ana"))
     assert refused.status_code == 403 and "dealer or operator" in refused.json()["message"]
+    studio.client.delete("/v1/operator/tables/t1/dealers/dealer", headers=studio.auth("op"))
     unassigned = studio.client.get(path, headers=studio.auth("dealer"))
     assert unassigned.status_code == 403 and "not assigned to table t1" in unassigned.json()["message"]
     assert studio.client.put("/v1/operator/tables/t1/dealers/dealer", headers=studio.auth("op")).json() == {

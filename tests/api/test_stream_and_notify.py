@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from services.api.app import create_app
+from services.cards import Card
 from services.rounds.players import PlayerService
 from tests.api.conftest import Studio
 
@@ -37,6 +38,7 @@ def test_every_change_to_a_round_through_the_api_notifies_the_controller(databas
     app = create_app(database, notify=notified.append)
     players: PlayerService = app.state.services.players
     op = {"Authorization": f"Bearer {players.register('op', 'operator')}"}
+    services = app.state.services
     with TestClient(app) as client:
         client.post(
             "/v1/operator/tables",
@@ -45,10 +47,11 @@ def test_every_change_to_a_round_through_the_api_notifies_the_controller(databas
         )
         round_id = client.post("/v1/operator/tables/t9/rounds", json={}, headers=op).json()["round_id"]
         client.post(f"/v1/operator/rounds/{round_id}/close-betting", headers=op)
-        client.post(f"/v1/operator/rounds/{round_id}/cards", json={"card": "AS"}, headers=op)
-        client.post(f"/v1/operator/rounds/{round_id}/cards", json={"card": "ZZ"}, headers=op)  # refused: no notice
+        services.rounds.deal(round_id, Card.from_code("AS"), "shoe")  # the controller's own: it needs no notice
+        refused = client.post(f"/v1/operator/rounds/{round_id}/close-betting", headers=op)  # refused: no notice
+        assert refused.status_code == 409
         client.post(f"/v1/operator/rounds/{round_id}/void", json={"reason": "test"}, headers=op)
-    assert notified == [round_id] * 4
+    assert notified == [round_id] * 3
 
 
 def test_a_player_who_disconnects_mid_round_is_still_settled_and_sees_it_in_history(studio: Studio) -> None:
@@ -61,12 +64,12 @@ def test_a_player_who_disconnects_mid_round_is_still_settled_and_sees_it_in_hist
         next(line for line in response.iter_lines() if line.startswith("data: "))
     studio.post("dealer", f"/v1/operator/rounds/{round_id}/close-betting")
     for code in "5H 2D KD 9S TH 4S 3C 5C".split():
-        studio.post("dealer", f"/v1/operator/rounds/{round_id}/cards", {"card": code})
+        studio.shoe(round_id, code)
     studio.post("dealer", f"/v1/operator/rounds/{round_id}/close-insurance")
     timeout = studio.post("dealer", f"/v1/operator/rounds/{round_id}/timeout", {"seat": "A"})  # ana is gone
     assert timeout.status_code == 200  # type: ignore[attr-defined]
     for code in ("9D", "2S"):  # C draws on 3, the banker on 4
-        studio.post("dealer", f"/v1/operator/rounds/{round_id}/cards", {"card": code})
+        studio.shoe(round_id, code)
     history = studio.client.get("/v1/history", headers=studio.auth("ana")).json()
     assert [(h["round_id"], h["phase"]) for h in history] == [(round_id, "settled")]
     net = history[0]["wagers"][0]["net"]

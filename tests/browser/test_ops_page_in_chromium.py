@@ -180,3 +180,40 @@ def test_an_operator_settles_a_held_round_by_saying_which_read_of_a_disputed_car
     assert settled["checks"][0]["confirmed_read"] == "camera"
     if SHOTS:
         op.screenshot(path=str(Path(SHOTS) / "ops-camera-check.png"), full_page=True)
+
+
+def test_a_card_by_hand_is_proposed_on_the_page_dealt_on_a_second_operators_word_and_the_staff_log_shows_it(
+    browser: Any,  # noqa: F811
+    studio: Studio,  # noqa: F811
+    served: str,
+) -> None:
+    studio.client.patch("/v1/operator/tables/t1", json={"manual_cards": True}, headers=studio.auth("op"))
+    refused = studio.post("op", "/v1/operator/players", {"id": "sock", "role": "operator"})
+    assert refused.status_code == 403  # type: ignore[attr-defined]
+    round_id = studio.client.post("/v1/operator/tables/t1/rounds", json={}, headers=studio.auth("dealer")).json()[
+        "round_id"
+    ]
+    studio.post("dealer", f"/v1/operator/rounds/{round_id}/close-betting")
+    page = signed_in(browser, served, studio.tokens["op"])
+    shown(page, round_id)
+    page.wait_for_selector("#card-box:not([hidden])", timeout=15_000)
+    page.fill("#hand-card", "5h")
+    page.click("#propose-card")
+    page.wait_for_selector("#action-message.error", timeout=15_000)  # no reason given: said, nothing sent
+    assert studio.client.get("/v1/operator/proposals", headers=studio.auth("op")).json() == []
+    page.fill("#hand-reason", "the reader skipped it")
+    page.click("#propose-card")
+    page.wait_for_selector("#action-message.ok", timeout=15_000)
+    [proposal] = studio.client.get("/v1/operator/proposals", headers=studio.auth("op")).json()
+    assert (proposal["action"], proposal["details"]["card"]) == ("card", "5H")
+    item = page.wait_for_selector(f"#proposals li[data-proposal='{proposal['id']}']", timeout=15_000)
+    assert item.query_selector("button.approve").is_disabled()  # not one's own
+    second = signed_in(browser, served, studio.tokens["op2"])
+    approve(second, str(proposal["id"]))
+    state = studio.client.get(f"/v1/rounds/{round_id}", headers=studio.auth("ana")).json()
+    assert state["hands"]["A"]["cards"] == ["5H"]
+    admin = signed_in(browser, served, studio.tokens["admin"])
+    admin.wait_for_selector("#staff-log tr[data-action='refused']", timeout=15_000)
+    assert admin.is_hidden("#list") and admin.is_hidden("#pending")  # an admin's page is the staff log alone
+    refusal = admin.inner_text("#staff-log tr[data-action='refused']")
+    assert "op (operator)" in refusal and "POST /v1/operator/players — Only an admin manages staff" in refusal

@@ -221,9 +221,9 @@ def test_a_player_bets_insures_decides_and_sees_the_result_the_database_has(
     # the video shows C's third card was 5D, not 9D: an operator proposes the correction, a second approves it, and
     # ana's history says so
     fix = {"round_id": round_id, "action": "correct", "cards": {"8": "5D"}, "video_ref": "cam1@00:00:42"}
+    second = {"Authorization": f"Bearer {live.players.register('shift-boss', 'operator')}"}  # on shift already
     response = httpx.post(f"{live.api_url}/v1/operator/proposals", json=fix, headers=staff)
     assert response.status_code == 201, response.text
-    second = {"Authorization": f"Bearer {live.players.register('shift-boss', 'operator')}"}
     response = httpx.post(f"{live.api_url}/v1/operator/proposals/{response.json()['id']}/approve", headers=second)
     assert response.status_code == 200, response.text
     corrected = queries.history(live.service, "ana", None, 1)[0]

@@ -6,6 +6,7 @@ const KEY = "studio.ops.token";
 const $ = (id) => document.getElementById(id);
 let token = "";
 let me = "";
+let role = ""; // operator | admin
 let tables = {}; // table id -> {currency, video_url_template, …}
 let current = null; // the round shown in full
 const tableOf = {}; // round id -> table id, for the rounds listed or shown
@@ -162,6 +163,7 @@ async function showRound(roundId) {
   $("correct-hint").hidden = !correctable;
   $("correct-box").hidden = !correctable;
   $("void-box").hidden = record.state === "void";
+  $("card-box").hidden = record.state !== "open" || !(tables[record.table_id] || {}).manual_cards;
   $("void").dataset.i18n = record.state === "open" ? "ops.void_open" : "ops.void_propose";
   $("void").textContent = t($("void").dataset.i18n);
   $("preview-out").replaceChildren();
@@ -333,6 +335,30 @@ async function proposeCorrection() {
   }
 }
 
+// A card the shoe could not read, as the live round's next: dealt once a second operator approves.
+async function proposeCard() {
+  const card = $("hand-card").value.trim().toUpperCase();
+  const reason = $("hand-reason").value.trim();
+  if (!/^[A2-9TJQK][SHDC]$/.test(card)) {
+    say(t("ops.need_card"), false);
+    return;
+  }
+  if (!reason) {
+    say(t("ops.need_card_reason"), false);
+    return;
+  }
+  try {
+    const proposal = await api("POST", "/v1/operator/proposals", { action: "card", round_id: current.round_id, card,
+                                                                   reason });
+    $("hand-card").value = "";
+    $("hand-reason").value = "";
+    say(t("ops.card_proposed", { id: proposal.id }), true);
+    await loadProposals();
+  } catch (error) {
+    say(error.message, false);
+  }
+}
+
 async function voidRound() {
   const reason = $("void-reason").value.trim();
   if (!reason) {
@@ -358,11 +384,19 @@ async function voidRound() {
 
 // ---- proposals -------------------------------------------------------------------------------------------------
 
+function proposalText(proposal) {
+  const details = proposal.details;
+  if (proposal.action === "void") return t("ops.proposal.void", { reason: details.reason });
+  if (proposal.action === "card") {
+    return t("ops.proposal.card", { card: cardText(details.card), index: details.index + 1, position: details.position,
+                                    reason: details.reason });
+  }
+  return t("ops.proposal.correct", { cards: Object.entries(details.cards)
+    .map(([index, code]) => `#${index} → ${code}`).join(", "), video: details.video_ref });
+}
+
 function proposalNode(proposal, decidable) {
-  const details = proposal.action === "void"
-    ? t("ops.proposal.void", { reason: proposal.details.reason })
-    : t("ops.proposal.correct", { cards: Object.entries(proposal.details.cards)
-      .map(([index, code]) => `#${index} → ${code}`).join(", "), video: proposal.details.video_ref });
+  const details = proposalText(proposal);
   const { proposed, decided } = proposal;
   const status = word("proposal", proposal.status);
   const item = el("li", { "data-proposal": String(proposal.id), "data-status": proposal.status },
@@ -470,6 +504,35 @@ async function loadDecks() {
       ? " " + t("ops.deck.by", { by: report.acknowledged.by, note: report.acknowledged.note }) : ""))));
 }
 
+// ---- the staff log ---------------------------------------------------------------------------------------------
+
+// What an event's detail says: the account's role, the table, or what was refused and why (``METHOD PATH: code: why``;
+// the code in the page's language where the dictionary has it, the server's words otherwise).
+function staffDetail(event) {
+  if (event.action === "account_created" || event.action === "token_reissued") {
+    return t("ops.staff.role", { role: word("role", event.detail) });
+  }
+  if (event.action === "table_assigned" || event.action === "table_unassigned") {
+    return t("ops.staff.table", { table: event.detail });
+  }
+  const [tried, code, ...why] = event.detail.split(": ");
+  const reason = I18N.has("refusal." + code) ? t("refusal." + code) : why.join(": ") || code;
+  return t("ops.staff.refused", { tried, reason });
+}
+
+// The staff log is read while its section is open (an admin's page opens it): nobody pays for what nobody reads.
+async function loadStaffLog() {
+  if (!$("staff-details").open) return;
+  const events = await api("GET", "/v1/operator/staff-log?limit=100");
+  $("staff-log").replaceChildren(...events.map((event) => {
+    const tr = row(when(event.at), `${event.actor} (${word("role", event.actor_role)})`, word("staff", event.action),
+      event.subject, staffDetail(event), event.address);
+    tr.dataset.action = event.action;
+    if (event.action === "refused") tr.className = "refused";
+    return tr;
+  }));
+}
+
 // ---- sign-in and navigation ------------------------------------------------------------------------------------
 
 function signOut(message) {
@@ -492,6 +555,7 @@ async function signIn(candidate) {
   try {
     const identity = await api("GET", "/v1/operator/me");
     me = identity.id;
+    role = identity.role;
   } catch (error) {
     signOut(error.status === 403 ? t("ops.not_operator") : error.message);
     return;
@@ -502,8 +566,16 @@ async function signIn(candidate) {
   $("sign-out").hidden = false;
   $("me").textContent = t("ops.signed_in", { me });
   document.body.dataset.operator = me;
+  document.body.dataset.role = role;
+  // an admin manages staff, nothing else: the staff log is all their page shows
+  for (const id of ["pending", "decks", "tables-section", "list", "detail"]) $(id).hidden = role === "admin";
+  $("staff-details").open = role === "admin";
+  if (role === "admin") {
+    await loadStaffLog();
+    return;
+  }
   await loadTables();
-  await Promise.all([loadRounds(), loadProposals(), loadDecks()]);
+  await Promise.all([loadRounds(), loadProposals(), loadDecks(), loadStaffLog()]);
   await route();
 }
 
@@ -516,8 +588,14 @@ $("filters").addEventListener("submit", (event) => { event.preventDefault(); loa
 $("preview").addEventListener("click", preview);
 $("propose-correction").addEventListener("click", proposeCorrection);
 $("void").addEventListener("click", voidRound);
+$("propose-card").addEventListener("click", proposeCard);
+$("staff-details").addEventListener("toggle", () => loadStaffLog().catch((error) => say(error.message, false)));
 window.addEventListener("hashchange", route);
-setInterval(() => { if (token) Promise.all([loadProposals(), loadDecks()]).catch(() => {}); }, 5000);
+setInterval(() => {
+  if (!token) return;
+  const loads = role === "admin" ? [loadStaffLog()] : [loadProposals(), loadDecks(), loadStaffLog()];
+  Promise.all(loads).catch(() => {});
+}, 5000);
 
 I18N.ready.then(() => {
   const saved = sessionStorage.getItem(KEY);
