@@ -19,8 +19,9 @@ retained messages of earlier runs on a shared broker are never read) are created
 ``RoundService.create_table`` with short windows (betting, insurance and decision ``--window-ms``).
 
 Processes: the controller is the production CLI in a process of its own —
-``studio controller --tables … --result-pause S --broker URL --database URL --http-port P`` (each table's shoe
-is ``TABLE-shoe``, the CLI's default) — so its CPU is measured alone. The tables' simulated hardware runs in
+``studio controller --tables … --result-pause S --broker URL --database URL --http-port P --allow-unsigned`` (each
+table's shoe is ``TABLE-shoe``, the CLI's default; the shoes sign nothing, as in the figures recorded before the
+controller refused unsigned shoes) — so its CPU is measured alone. The tables' simulated hardware runs in
 ``--shoe-processes`` worker processes: per table a pty ``VirtualShoe`` (line dialect) read by the real
 ``SerialShoe`` driver and ``ShoeDaemon``, and a ``SimulatedDealer`` with pace 0. With ``--bets K`` (default 2)
 K players per table each place one player-side bet per round through ``RoundService.place_bets`` (from the
@@ -615,7 +616,7 @@ def main() -> None:
         pause = f"{args.result_pause_ms / 1000:g}"  # the CLI takes seconds
         options = [
             "controller", "--tables", ",".join(tables), "--result-pause", pause,
-            "--broker", url, "--database", database_url, "--http-port", str(port),
+            "--broker", url, "--database", database_url, "--http-port", str(port), "--allow-unsigned",
         ]  # fmt: skip
         entry = [str(args.controller_script)] if args.controller_script else ["-m", "services.cli"]
         if args.profile:  # (cProfile turns the program's exit status into 0)

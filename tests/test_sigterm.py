@@ -22,6 +22,7 @@ from services.bus.broker import role_url
 from services.bus.client import Subscriber
 from services.controller.models import TableLease
 from services.db import make_engine, session_factory
+from services.shoe.signing import new_key, write_key
 from tests.conftest import free_port
 from tests.support import wait_until
 
@@ -69,7 +70,9 @@ def test_the_broker_shoe_controller_and_api_each_stop_cleanly_on_sigterm(tmp_pat
         url = role_url(url_file.read_text().strip(), ADMIN, tmp_path / ".studio")  # each process finds its own login
         database = f"sqlite:///{tmp_path / 'studio.db'}"
         status = Subscriber(url, [topics.shoe_status("S1")])
-        shoe = studio("shoe", "--table", "S1", "--device", "sim://serial", cwd=tmp_path, log=logs["shoe"])
+        key = write_key(tmp_path / ".studio" / "keys", new_key("S1-shoe"))  # the controller reads it there
+        shoe = studio("shoe", "--table", "S1", "--device", "sim://serial", "--key", str(key), cwd=tmp_path,
+                      log=logs["shoe"])  # fmt: skip
         controller = studio("controller", "--tables", "S1", "--database", database, "--create-database",
                             cwd=tmp_path, log=logs["controller"])  # fmt: skip
         port = free_port()

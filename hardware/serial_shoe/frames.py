@@ -11,6 +11,10 @@ raises: noise, unknown frames and over-long input are skipped and counted in ``s
      [Game]<Game>                    a card went through but was not read
     <Alarm:E3 Card Not Read>         an alarm (also as [GameAlarm]<Alarm:...>)
     <W0x01>                          a warning
+     [New Shoe]<Shuffle>             a freshly shuffled deck was loaded (any tag; the dealer's new-shoe key)
+
+A monitor must announce each new deck, or the controller cannot tell the next deck's cards from the last's
+(each would be "already dealt"): a monitor that cannot send ``<Shuffle>`` needs ``studio new-deck`` for each.
 
 ``line``: one card code per line, optionally followed by ``*XX``, the XOR of every byte before the
 ``*`` as two uppercase hex digits (as in NMEA); a ``SHUFFLE`` line announces a new deck.
@@ -194,6 +198,8 @@ class MonitorParser:
             return CardRead(code, burn="burn" in tag.lower(), raw=raw)
         if body == "Game":
             return Misread("card not read", raw)
+        if body == "Shuffle":
+            return NewDeck(raw)
         alarm = _ALARM.match(body)
         if alarm:
             return Alarm(alarm.group(1), alarm.group(2).strip(), raw)

@@ -1,4 +1,5 @@
-"""A virtual serial shoe on a pty pair: deals a deck in either dialect, with faults on request.
+"""A virtual serial shoe on a pty pair: deals a deck in either dialect, with faults on request, and announces each
+new deck in both (``frames`` documents each dialect's new-deck frame).
 
 The reader opens ``path``, a symlink to the pty's slave end, exactly as it would open
 ``/dev/ttyUSB0``. ``unplug()`` closes the pty (the reader's next read fails, as when the cable is
@@ -7,10 +8,13 @@ pulled) and ``plug()`` makes a new one behind the same path, as when it is plugg
 
 from __future__ import annotations
 
+import array
+import fcntl
 import itertools
 import os
 import random
 import tempfile
+import termios
 import threading
 import tty
 from collections.abc import Iterable, Sequence
@@ -58,7 +62,8 @@ ALARM_FRAME = b" [GameAlarm]<Alarm:E3 Card Not Read> "  # the line dialect has n
 
 
 def shuffle_frame(dialect: str) -> bytes:
-    return with_checksum("SHUFFLE") if dialect == "line" else b""
+    """A new deck loaded, in either dialect: every simulated shoe announces its decks (``frames`` documents both)."""
+    return with_checksum("SHUFFLE") if dialect == "line" else b" [New Shoe]<Shuffle> "
 
 
 class VirtualShoe:
@@ -103,6 +108,15 @@ class VirtualShoe:
     def plugged(self) -> bool:
         return self._master is not None
 
+    def unread(self) -> int:
+        """Bytes written that the reader has not read yet (0 when unplugged): a clean stop waits for them."""
+        with self._lock:
+            if self._slave is None:
+                return 0
+            waiting = array.array("i", [0])
+            fcntl.ioctl(self._slave, termios.FIONREAD, waiting)
+            return int(waiting[0])
+
     def close(self) -> None:
         self.unplug()
         if self._own_directory:
@@ -139,9 +153,7 @@ class VirtualShoe:
         self.write(card_frame(code, self.dialect, burn, suit_first))
 
     def new_deck(self) -> None:
-        frame = shuffle_frame(self.dialect)
-        if frame:
-            self.write(frame)
+        self.write(shuffle_frame(self.dialect))
 
     def deal_all(self, cards: Sequence[str], interval: float = 0.0, stop: threading.Event | None = None) -> int:
         """Deal cards in order, ``interval`` seconds apart; returns how many went out."""

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -19,6 +20,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from amqtt.broker import Broker
+from amqtt.errors import BrokerError
 
 from services.bus.access import ADMIN, StudioBroker, login, passwords_for, plugin_config, read_passwords
 
@@ -28,6 +30,18 @@ URL_FILE = "broker.url"
 
 class BrokerNotFoundError(RuntimeError):
     pass
+
+
+class BrokerStartError(RuntimeError):
+    """The broker cannot listen where it was asked to (a host that does not resolve, a port in use…)."""
+
+
+def _no_startup_traceback(record: logging.LogRecord) -> bool:
+    """amqtt logs its failed start with a traceback before raising; ``start_broker`` says it in one line instead."""
+    return record.getMessage() != "Broker startup failed"
+
+
+logging.getLogger("amqtt.broker").addFilter(_no_startup_traceback)
 
 
 def broker_url(explicit: str | None = None, role: str = ADMIN) -> str:
@@ -135,10 +149,25 @@ async def start_broker(
     passwords = passwords or passwords_for(None)
     broker = StudioBroker(_config(host, port, passwords))
     broker._subscriptions = SnapshotSubscriptions()  # see SnapshotSubscriptions: amqtt keeps its table here
-    await broker.start()
+    try:
+        await broker.start()
+    except BrokerError as error:
+        raise BrokerStartError(f"cannot listen on {host}:{port}: {_reason(error)}") from error
     bound = broker._servers["default"].instance.sockets[0].getsockname()[1]  # amqtt keeps its servers here
     _STARTED[(host, bound)] = passwords
     return broker, f"mqtt://{host}:{bound}"
+
+
+def _reason(error: BaseException) -> str:
+    """Why the broker did not start, in words: the operating system's, where it gave an error number."""
+    cause: BaseException | None = error
+    while cause is not None and not isinstance(cause, OSError):
+        cause = cause.__cause__ or cause.__context__
+    if cause is None:
+        return " ".join(str(error).split())
+    if isinstance(cause.errno, int) and cause.errno > 0:
+        return os.strerror(cause.errno)
+    return str(cause.strerror or cause)
 
 
 def write_url(url: str, run_dir: Path | None = None) -> Path:
@@ -187,6 +216,11 @@ def embedded_broker(host: str = "127.0.0.1", port: int = 0, run_dir: Path | None
     thread.start()
     started.wait(timeout=30)
     if "url" not in ready:
+        if "error" in ready:  # the thread is ending: its loop never ran
+            thread.join(timeout=30)
+            loop.close()
+        if isinstance(ready.get("error"), BrokerStartError):
+            raise ready["error"]
         raise RuntimeError(f"the embedded broker did not start: {ready.get('error', 'timeout')}")
     if run_dir is not None:
         write_url(str(ready["url"]), run_dir)
@@ -215,8 +249,12 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.get_running_loop().add_signal_handler(signum, stop.set)
         await serve(args.host, args.port, args.run_dir, stop)
 
-    with suppress(KeyboardInterrupt):
-        asyncio.run(until_signalled())
+    try:
+        with suppress(KeyboardInterrupt):
+            asyncio.run(until_signalled())
+    except BrokerStartError as error:
+        print(f"{parser.prog}: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

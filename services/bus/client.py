@@ -1,7 +1,8 @@
 """A paho-mqtt 2 client set up the studio's way: MQTT 3.1.1, clean sessions, automatic reconnect.
 
 Delivery guarantees come from our own outbox and de-duplication, not from broker sessions, so
-a clean session is the honest choice: nothing of value lives only in the broker.
+a clean session is the honest choice: nothing of value lives only in the broker. paho keeps
+retrying a login the broker refused, silently: ``confirm_login`` asks once and says so.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import uuid
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from services.bus.broker import credentials, host_port
+from services.bus.broker import credentials, host_port, without_login
+
+LOGIN_POLL_S = 0.05  # how often a wait for the broker's answer looks at its stop event
 
 
 def make_client(client_id: str) -> mqtt.Client:
@@ -30,6 +33,42 @@ def connect(client: mqtt.Client, url: str, keepalive: int = 10) -> None:
         client.username_pw_set(*login)
     client.connect_async(host, port, keepalive=keepalive)
     client.loop_start()
+
+
+class LoginRefusedError(RuntimeError):
+    """The broker answered a login with a refusal (a wrong password, a user it does not know, one not allowed)."""
+
+
+def confirm_login(url: str, stop: threading.Event, client_id: str) -> bool:
+    """Log in to the broker at ``url`` with its credentials, as ``client_id`` (never a client id in use: the broker
+    would disconnect that client), and wait for its answer: True when it accepted the login, False when ``stop``
+    came first. ``LoginRefusedError`` when it refused. A broker not reachable yet is waited for, as before."""
+    answered = threading.Event()
+    refusals: list[str] = []
+
+    def on_connect(_client: mqtt.Client, _data: object, _flags: object, reason: object, _p: object) -> None:
+        if getattr(reason, "is_failure", False):
+            refusals.append(str(reason))
+        answered.set()
+
+    client = make_client(client_id)
+    client.on_connect = on_connect
+    connect(client, url)
+    try:
+        while not answered.wait(LOGIN_POLL_S):
+            if stop.is_set():
+                return False
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    if refusals:
+        login = credentials(url)
+        user = f"of {login[0]}" if login else "without a user name"
+        raise LoginRefusedError(
+            f"the broker at {without_login(url)} refused the login {user} ({refusals[0]}): check the password "
+            "(the broker's passwords file, or the URL given)"
+        )
+    return True
 
 
 class Subscriber:

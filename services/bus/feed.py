@@ -4,6 +4,17 @@
 gaps included) and hands back, in ``seq`` order, each message exactly once. A gap — seen from a
 later ``seq`` or from the ``last_seq`` in the shoe's status — becomes a ``ResendRequest`` (at
 most one per ``retry_after`` seconds while it stays open). ``ShoeFeedClient`` wires it to MQTT.
+
+The sequence is the shoe's outbox's: a daemon restarted with its outbox goes on counting under a
+new boot id, and the messages of its earlier runs still fill gaps. A daemon that lost its outbox
+counts again from 1 (its messages say where their run began, ``boot_seq``; a message that does not
+say so and is numbered below where the feed is shows the same): a new sequence starts there, gaps
+asked for as usual. A run is taken as new only if stamped after the newest message taken (so the
+feed resumes with the last run and that stamp, from the consumer's journal): an old signed message
+sent again is not a restart. Whatever the feed will not place in the sequence — that replay, a
+message of a run before the restart, one below where the feed resumed — it hands back with why
+(``Taken.refused``), never drops: the consumer journals it, unless its journal shows it was taken
+before (a redelivery). Only a message this feed itself delivered, seen again, is just counted.
 """
 
 from __future__ import annotations
@@ -12,6 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import paho.mqtt.client as mqtt
@@ -33,12 +45,39 @@ log = logging.getLogger("studio.bus.feed")
 ShoeEvent = ShoeCard | ShoeNewDeck
 
 
-def _stamp(ts: str) -> datetime | None:
+def stamp_time(ts: str) -> datetime | None:
+    """A message's stamp as a time (UTC when it names no zone); None when it is not ISO time."""
     try:
         moment = datetime.fromisoformat(ts)
     except ValueError:
         return None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class FeedStart:
+    """Where a consumer's feed of a shoe resumes, from its journal: the next ``seq`` wanted (None: nothing taken yet),
+    the run (boot) of the shoe it took last, and the newest stamp it took (a new run must come after it)."""
+
+    next_seq: int | None = None
+    boot: str | None = None
+    newest: datetime | None = None
+
+
+@dataclass(frozen=True)
+class OutOfSequence:
+    """Why a signed message of the table's shoe takes no place in its sequence (the consumer journals it apart,
+    unless it took that very message before)."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class Taken:
+    """What one message made of the feed: the messages now due, in order, and those it refuses, with why."""
+
+    ready: tuple[ShoeEvent, ...] = ()
+    refused: tuple[tuple[ShoeEvent, str], ...] = ()
 
 
 class ShoeFeed:
@@ -48,44 +87,95 @@ class ShoeFeed:
         next_seq: int | None = None,
         retry_after: float = 0.5,
         clock: Callable[[], float] = time.monotonic,
+        boot: str | None = None,
+        newest: datetime | None = None,
     ) -> None:
-        """``next_seq``: the first ``seq`` wanted (None: whatever arrives first)."""
+        """``next_seq``: the first ``seq`` wanted (None: whatever arrives first); ``boot`` and ``newest``: the run of
+        the shoe that was taken last and the newest stamp taken (see ``FeedStart``)."""
         self.shoe_id = shoe_id
         self.next_seq = next_seq
         self.retry_after = retry_after
         self.clock = clock
         self.duplicates = 0
-        self._waiting: dict[int, ShoeEvent] = {}
-        self._boots: set[str] = set()
-        self._asked_at: float | None = None
-        self._newest: datetime | None = None  # the latest stamp taken: a new boot must come after it
         self.replays = 0
+        self.restarts = 0  # runs that started the sequence again (a daemon without its outbox)
+        self._waiting: dict[int, ShoeEvent] = {}
+        self._boots: set[str] = {boot} if boot else set()  # the runs of the daemon in the current sequence
+        self._retired: set[str] = set()  # runs of a sequence the shoe restarted from
+        self._asked_at: float | None = None
+        self._newest = newest  # the latest stamp taken: a new run must come after it
+        self._delivered_from: int | None = None  # the first seq this feed delivered in the current sequence
 
     def receive(self, message: ShoeEvent) -> list[ShoeEvent]:
-        """The messages now deliverable, in order (none when ``message`` is a duplicate or early)."""
+        """The messages now deliverable, in order (what the feed refuses is in ``take``)."""
+        return list(self.take(message).ready)
+
+    def take(self, message: ShoeEvent) -> Taken:
+        """The messages now deliverable, in order, and those the feed refuses (``message`` itself, or what a restart
+        of the shoe left waiting) with why; nothing at all for a message this feed delivered already."""
         if message.shoe_id != self.shoe_id:
-            return []
+            return Taken()
         if self.next_seq is None:
             self.next_seq = message.seq
-        stamped = _stamp(message.ts)
+        left: tuple[tuple[ShoeEvent, str], ...] = ()
         if message.boot_id not in self._boots:
-            if self._boots and (stamped is None or (self._newest is not None and stamped <= self._newest)):
-                # a run of the daemon that ended before what was already taken: an old message sent again
-                # (it is signed, so only its stamp can tell), not a restart — it must not reset the sequence
-                self.replays += 1
-                log.warning("shoe %s: a message of an earlier run (boot %s, %s) refused as a replay",
-                            self.shoe_id, message.boot_id, message.ts)  # fmt: skip
-                return []
-            # a daemon that lost its outbox starts counting again at 1 under a new boot id
-            if message.seq == 1 and self._boots and self.next_seq > 1:
-                log.warning("shoe %s restarted without its outbox: sequence starts over", self.shoe_id)
-                self.next_seq, self._waiting = 1, {}
-            self._boots.add(message.boot_id)
-        if message.seq < self.next_seq or message.seq in self._waiting:
+            why = self._not_a_new_run(message)
+            if why is not None:
+                return Taken(refused=((message, why),))
+            left = self._new_run(message)
+        if message.seq < self.next_seq:
+            if self._delivered_from is not None and message.seq >= self._delivered_from:
+                self.duplicates += 1  # delivered by this feed: the same message again (QoS 1, a resend)
+                return Taken(refused=left)
+            # below where this feed started: only the consumer's journal knows whether it was taken
+            why = f"seq {message.seq} of boot {message.boot_id} comes after the feed moved past it (to {self.next_seq})"
+            return Taken(refused=(*left, (message, why)))
+        if message.seq in self._waiting:
             self.duplicates += 1
-            return []
+            return Taken(refused=left)
         self._waiting[message.seq] = message
-        return self._drain()
+        return Taken(tuple(self._drain()), left)
+
+    def _not_a_new_run(self, message: ShoeEvent) -> str | None:
+        """Why a message of a run not in the current sequence cannot start one (None: it is a new run)."""
+        where = f"boot {message.boot_id}, seq {message.seq}"
+        if message.boot_id in self._retired:
+            return f"a message of the shoe's run before it restarted ({where})"
+        stamped = stamp_time(message.ts)
+        if self._boots and stamped is None:
+            return f"a message of another run of the shoe ({where}) whose stamp {message.ts[:40]!r} is not a time"
+        if stamped is not None and self._newest is not None and stamped <= self._newest:
+            # an old run's message sent again (it is signed, so only its stamp can tell), not a restart: it must not
+            # reset the sequence
+            self.replays += 1
+            log.warning("shoe %s: a message of an earlier run (boot %s, %s) refused as a replay",
+                        self.shoe_id, message.boot_id, message.ts)  # fmt: skip
+            return (
+                f"a message of another run of the shoe ({where}) stamped {message.ts}, not after the newest taken "
+                f"({self._newest.isoformat()}): an old message sent again"
+            )
+        return None
+
+    def _new_run(self, message: ShoeEvent) -> tuple[tuple[ShoeEvent, str], ...]:
+        """A new run of the shoe's daemon: it goes on counting (its outbox kept), or starts the sequence again — then
+        what waited in the old sequence is refused (its run is gone: the gap before it will not be filled)."""
+        assert self.next_seq is not None
+        began = message.boot_seq if message.boot_seq is not None else (1 if message.seq < self.next_seq else None)
+        left: tuple[tuple[ShoeEvent, str], ...] = ()
+        if self._boots and began is not None and began < self.next_seq:
+            log.warning("shoe %s restarted without its outbox (boot %s): its sequence starts again at %d",
+                        self.shoe_id, message.boot_id, began)  # fmt: skip
+            self.restarts += 1
+            left = tuple(
+                (waiting, f"a message of the shoe's run before it restarted (boot {waiting.boot_id}, seq {seq}), "
+                          "held for a gap that run can no longer fill")
+                for seq, waiting in sorted(self._waiting.items())
+            )  # fmt: skip
+            self._retired |= self._boots
+            self._boots, self._waiting, self._asked_at, self._delivered_from = set(), {}, None, None
+            self.next_seq = began
+        self._boots.add(message.boot_id)
+        return left
 
     def _drain(self) -> list[ShoeEvent]:
         """The waiting messages now in order from ``next_seq``, taken."""
@@ -94,8 +184,10 @@ class ShoeFeed:
         while self.next_seq in self._waiting:
             taken = self._waiting.pop(self.next_seq)
             ready.append(taken)
+            if self._delivered_from is None:
+                self._delivered_from = self.next_seq
             self.next_seq += 1
-            when = _stamp(taken.ts)
+            when = stamp_time(taken.ts)
             if when is not None and (self._newest is None or when > self._newest):
                 self._newest = when
         if ready:
@@ -123,14 +215,18 @@ class ShoeFeed:
         return ResendRequest(shoe_id=self.shoe_id, from_seq=self.next_seq, to_seq=max(self.next_seq, missing_to))
 
 
+Verdict = str | OutOfSequence | None  # what the inlet says of a message: see ``ShoeInlet``
+
+
 class ShoeInlet:
     """What a table's controller makes of the payloads on its shoe's topics, with no transport.
 
     Card and new-deck payloads come back as ``(event, why)`` pairs: ``why`` is None for a message of
     the table's shoe now due in order (or of another shoe, delivered at once for the consumer to
-    refuse), and says why a message in the shoe's name is not to be trusted (it takes no place in
-    the sequence). Malformed payloads are counted and dropped. ``ShoeFeedClient`` puts it on MQTT;
-    the studio simulation (``services.sim``) on its simulated network.
+    refuse), says why a message in the shoe's name is not to be trusted (a string: it takes no place
+    in the sequence), or why a message the shoe signed takes no place in it (``OutOfSequence``).
+    Malformed payloads are counted and dropped. ``ShoeFeedClient`` puts it on MQTT; the studio
+    simulation (``services.sim``) on its simulated network.
     """
 
     def __init__(
@@ -139,8 +235,10 @@ class ShoeInlet:
         next_seq: int | None = None,
         untrusted: Callable[[bytes], str | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        boot: str | None = None,
+        newest: datetime | None = None,
     ) -> None:
-        self.feed = ShoeFeed(shoe_id, next_seq, clock=clock)
+        self.feed = ShoeFeed(shoe_id, next_seq, clock=clock, boot=boot, newest=newest)
         self._from_status, self._taken = next_seq is None, False  # where to start: the shoe's status says
         self.untrusted = untrusted
         self.malformed = 0
@@ -162,7 +260,7 @@ class ShoeInlet:
             return self._ready(self.feed.start_at(status.first_seq))
         return []
 
-    def card(self, payload: bytes) -> list[tuple[ShoeEvent, str | None]]:
+    def card(self, payload: bytes) -> list[tuple[ShoeEvent, Verdict]]:
         try:
             event = decode_shoe_event(payload)
         except MessageError as error:
@@ -175,7 +273,9 @@ class ShoeInlet:
         reason = self.untrusted(payload) if self.untrusted else None
         if reason is not None:  # it must not take the place of the shoe's real message with the same seq
             return [(event, reason)]
-        return [(ready, None) for ready in self._ready(self.feed.receive(event))]
+        taken = self.feed.take(event)
+        refused: list[tuple[ShoeEvent, Verdict]] = [(message, OutOfSequence(why)) for message, why in taken.refused]
+        return refused + [(ready, None) for ready in self._ready(list(taken.ready))]
 
     def _ready(self, events: list[ShoeEvent]) -> list[ShoeEvent]:
         self._taken = self._taken or bool(events)
@@ -205,12 +305,15 @@ class ShoeFeedClient:
         deliver: Callable[[ShoeEvent], None],
         next_seq: int | None = None,
         untrusted: Callable[[bytes], str | None] | None = None,
-        refuse: Callable[[ShoeEvent, str], None] | None = None,
+        refuse: Callable[[ShoeEvent, str | OutOfSequence], None] | None = None,
+        boot: str | None = None,
+        newest: datetime | None = None,
     ) -> None:
         """``untrusted(payload)`` says why a message of the table's shoe is not to be trusted (None: it is);
-        such a message goes to ``refuse`` and takes no place in the sequence."""
+        such a message, and a signed one out of the shoe's sequence, goes to ``refuse`` and takes no place in
+        it. ``next_seq``, ``boot`` and ``newest``: where to resume (``FeedStart``)."""
         self.table, self.deliver, self.refuse = table, deliver, refuse
-        self.inlet = ShoeInlet(shoe_id, next_seq, untrusted)
+        self.inlet = ShoeInlet(shoe_id, next_seq, untrusted, boot=boot, newest=newest)
         self.subscribed = threading.Event()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -247,7 +350,7 @@ class ShoeFeedClient:
         self._hand_over(taken)
         self._ask()
 
-    def _hand_over(self, taken: Sequence[tuple[ShoeEvent, str | None]]) -> None:
+    def _hand_over(self, taken: Sequence[tuple[ShoeEvent, Verdict]]) -> None:
         for event, why in taken:
             if why is None:
                 self.deliver(event)

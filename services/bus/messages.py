@@ -47,6 +47,9 @@ class Stamp(_Message):
     ts: str  # ISO 8601 UTC
     video_tc: str  # HH:MM:SS:FF of the studio video clock
     deck: int = Field(ge=0)  # how many new decks this shoe has announced before this message
+    # the first seq this run of the daemon stamped: a run that kept its outbox goes on counting, one that lost it
+    # begins at 1 again — which a consumer must tell apart (None: a sender that does not say)
+    boot_seq: int | None = Field(default=None, ge=1)
     key_id: str | None = Field(default=None, max_length=64)  # the shoe's signing key (services.shoe.signing)
     sig: str | None = Field(default=None, max_length=128)
 
@@ -126,7 +129,7 @@ M = TypeVar("M", bound=_Message)
 
 
 class NewDeckCommand(_Message):
-    """The dealer loaded a freshly shuffled deck (a shoe monitor has no frame to say so)."""
+    """The dealer loaded a freshly shuffled deck (for a shoe that cannot say so itself)."""
 
     type: Literal["new_deck"] = "new_deck"
     by: str = Field(min_length=1, max_length=64)  # who announced it: the dealer console, an operator

@@ -1,4 +1,9 @@
-"""``studio controller --tables T1,T2``: the round controller for those tables."""
+"""``studio controller --tables T1,T2``: the round controller for those tables.
+
+It fails closed: a table whose shoe has no signing key in ``--shoe-keys`` is refused at start (exit status 2,
+one line naming the table and the fix) unless ``--allow-unsigned`` (tests and benchmarks only); a broker that
+refuses its login stops it at start too, before it takes any table's lease.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +19,11 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from services.bus import broker
+from services.bus.client import LoginRefusedError
 from services.cli.arguments import add_database_options, mqtt_url, open_database, port, seconds, table_ids
 from services.cli.commands import help_of
 from services.controller.leases import RENEW_S, TTL_S, LeaseHeldError
-from services.controller.runner import Controller
+from services.controller.runner import Controller, UnsignedShoeError
 from services.controller.table import ControllerSettings
 from services.db import session_factory
 from services.observability.http import serve_health
@@ -58,10 +64,27 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--shoe-keys",
         type=Path,
-        default=broker.RUN_DIR / "keys",
-        help="the shoes' signing keys (default .studio/keys; read again when it changes)",
+        default=None,
+        help="the folder of the shoes' signing keys (default .studio/keys; read again when it changes)",
+    )
+    parser.add_argument(
+        "--allow-unsigned",
+        action="store_true",
+        help="drive a table whose shoe has no key (any client of the broker could deal there): tests and benchmarks",
     )
     parser.set_defaults(run=run_controller)
+
+
+def keys_folder(given: Path | None) -> Path:
+    """The shoes' keys folder: one given must be a folder (a file or a mistyped path would leave every table without
+    a key); the default may not exist yet (then no table has a key, which the start refuses unless allowed)."""
+    if given is None:
+        return broker.RUN_DIR / "keys"
+    if given.is_dir():
+        return given
+    if given.exists():
+        raise ValueError(f"--shoe-keys {given} is not a folder (give the folder of the shoes' *.key files)")
+    raise ValueError(f"--shoe-keys {given}: no folder there (make keys with: studio shoe-key new --shoe-id ID)")
 
 
 def run_controller(args: argparse.Namespace) -> int:
@@ -69,7 +92,11 @@ def run_controller(args: argparse.Namespace) -> int:
         print(f"studio controller: --lease-seconds must be at least {2 * RENEW_S:g} (renewed every {RENEW_S:g} s)",
               file=sys.stderr)  # fmt: skip
         return 2
-    configure_logs()
+    try:
+        keys = keys_folder(args.shoe_keys)
+    except ValueError as error:
+        print(f"studio controller: {error}", file=sys.stderr)
+        return 2
     tables = list(args.tables)
     try:
         url = broker.broker_url(args.broker, role="controller")
@@ -101,9 +128,15 @@ def run_controller(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    controller = Controller(
-        service, url, settings, keys=KeyRing(args.shoe_keys), standby=args.standby, lease_ttl=args.lease_seconds
-    )
+    try:
+        controller = Controller(
+            service, url, settings, keys=KeyRing(keys), standby=args.standby, lease_ttl=args.lease_seconds,
+            allow_unsigned=args.allow_unsigned,
+        )  # fmt: skip
+    except UnsignedShoeError as error:
+        print(f"studio controller: {error}", file=sys.stderr)
+        return 2
+    configure_logs()  # from here on, JSON lines: a refusal to start above is one plain line, nothing else
 
     def ready() -> dict[str, bool]:
         return {"broker": controller.client.is_connected(), "database": database_answers(engine)}
@@ -117,6 +150,9 @@ def run_controller(args: argparse.Namespace) -> int:
     except LeaseHeldError as error:
         print(f"studio controller: {error}", file=sys.stderr)
         return 1
+    except (LoginRefusedError, UnsignedShoeError) as error:  # a key removed since the start is refused here
+        print(f"studio controller: {error}", file=sys.stderr)
+        return 2
     finally:
         server.shutdown()
     if controller.lost:

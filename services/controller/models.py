@@ -23,12 +23,17 @@ from sqlalchemy.orm import Mapped, mapped_column
 from services.db.base import Base
 from services.ledger.models import utcnow
 
+MANUAL_SHOE = "manual"  # the journal's shoe for a card entered by hand on two operators' word (services.rounds.manual)
+
 
 class ShoeJournal(Base):
     """One shoe message as the controller disposed of it: dealt, burn, refused (with why) or a new deck.
 
     Unique per ``(table, shoe, boot, seq)``: a message delivered twice is recorded once, and after a
-    restart the controller resumes the shoe's feed after the last ``seq`` recorded here.
+    restart the controller resumes the shoe's feed after the last message of the shoe's sequence recorded
+    here — its run (``boot_id``) and ``seq`` — knowing the newest stamp taken (``stamped_at``: a run of the
+    shoe stamped no later is an old message sent again). A message that takes no place in the sequence (a
+    forgery, a replay, one the feed had moved past) is journaled apart: its ``boot_id`` begins ``untrusted-``.
     """
 
     __tablename__ = "shoe_journal"
@@ -55,6 +60,7 @@ class ShoeJournal(Base):
     raw: Mapped[str] = mapped_column(Text, default="")
     crop: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)  # a camera's card as read (JPEG)
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    stamped_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # the shoe's stamp (UTC); None: none
 
 
 class TableLease(Base):

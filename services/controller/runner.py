@@ -8,6 +8,12 @@ sees two of its inputs at once; tables share the thread, which is plenty for doz
 What the worker does with an input and between inputs is the ``Writer``, which has no transport:
 the MQTT ``Controller`` drives one, and the studio simulation (``services.sim``) drives the same
 code under its simulated clock and network.
+
+It fails closed: a table whose shoe it holds no signing key for is refused at construction
+(``UnsignedShoeError``), since any client of the broker could deal there, unless ``allow_unsigned``
+(tests and benchmarks); a room dealt online has no shoe. The ``Controller`` confirms the broker
+accepts its login before it takes any table's lease: a wrong password must not lock the real
+controller out of its tables.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import json
 import logging
 import queue
 import threading
+import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -28,8 +35,8 @@ import paho.mqtt.client as mqtt
 from sqlalchemy.exc import DBAPIError
 
 from services.bus import topics
-from services.bus.client import connect, make_client
-from services.bus.feed import ShoeEvent, ShoeFeedClient, ShoeInlet
+from services.bus.client import confirm_login, connect, make_client
+from services.bus.feed import OutOfSequence, ShoeEvent, ShoeFeedClient, ShoeInlet
 from services.bus.messages import (
     ControllerStatus,
     DealerView,
@@ -62,6 +69,22 @@ class Inbound:
     payload: Any
 
 
+class UnsignedShoeError(ValueError):
+    """A table whose shoe has no signing key here: any client of the broker could deal at it."""
+
+    def __init__(self, unsigned: list[tuple[str, str]], keys: KeyRing) -> None:
+        where = f" in {keys.directory}" if keys.directory is not None else ""
+        super().__init__(
+            "; ".join(
+                f"table {table}: shoe {shoe} has no signing key{where}: make one (studio shoe-key new --shoe-id "
+                f"{shoe}) and start the shoe with it, or allow unsigned cards (--allow-unsigned: tests and benchmarks "
+                "only)"
+                for table, shoe in unsigned
+            )
+        )
+        self.tables = [table for table, _shoe in unsigned]
+
+
 def controller_name(tables: Iterable[str]) -> str:
     """The process's MQTT client id and status topic name: readable, and unique per set of tables."""
     joined = "-".join(sorted(tables))
@@ -92,39 +115,63 @@ class Writer:
         leases: Leases,
         clock: Clock,
         keys: KeyRing,
+        allow_unsigned: bool = False,
     ) -> None:
+        """``allow_unsigned``: drive a table whose shoe has no key here (tests and benchmarks; said on its console).
+        Without it such a table is refused: ``UnsignedShoeError``."""
         self.service, self.leases, self.clock, self.keys = service, leases, clock, keys
+        self.allow_unsigned = allow_unsigned
         self.tables = {
             table: TableController(table, service, settings, publish=publisher(table))
             for table, settings in tables.items()
         }
+        self._refuse_unsigned()
         self.malformed = 0
         self.failed: deque[Inbound] = deque()  # inputs a database failure stopped: taken again first, in order
         self._stale: set[str] = set()  # tables whose memory may be ahead of the database: recover first
         self._retry_at: datetime | None = None
         self._reread_at = self._renew_at = clock.now()
 
+    def _unsigned(self) -> list[tuple[str, str]]:
+        """The tables (with their shoe) whose shoe has no key here; a room dealt online has no shoe."""
+        return [
+            (table, controller.settings.shoe_id)
+            for table, controller in self.tables.items()
+            if not self.keys.keys_for(controller.settings.shoe_id) and not self.service.deals_online(table)
+        ]
+
+    def _refuse_unsigned(self) -> list[tuple[str, str]]:
+        unsigned = self._unsigned()
+        if unsigned and not self.allow_unsigned:
+            raise UnsignedShoeError(unsigned, self.keys)
+        return unsigned
+
     def start(self) -> None:
-        """After the leases are taken: fence every write, rebuild each table from the database."""
+        """After the leases are taken: fence every write, rebuild each table from the database (a key removed since
+        the construction refuses the start too)."""
+        unsigned = dict(self._refuse_unsigned())
         self.service.fence = self.leases.fence
         for table, controller in self.tables.items():
             controller.recover()
-            if not self.keys.keys_for(controller.settings.shoe_id) and not self.service.deals_online(table):
+            if table in unsigned:
                 controller.unsigned()
             camera = controller.settings.camera_id
             if camera and not self.keys.keys_for(camera):
                 controller.unsigned(camera, "any client of the broker could confirm its cards")
 
     def inlet(self, table: str, clock: Callable[[], float] | None = None) -> ShoeInlet:
-        """The table's shoe inlet, resuming after the last message its journal holds."""
+        """The table's shoe inlet, resuming where its journal says (``TableController.feed_start``)."""
         controller = self.tables[table]
+        start = controller.feed_start()
         untrusted = partial(self.untrusted, table)
+        shoe = controller.settings.shoe_id
         if clock is None:
-            return ShoeInlet(controller.settings.shoe_id, controller.next_seq(), untrusted)
-        return ShoeInlet(controller.settings.shoe_id, controller.next_seq(), untrusted, clock)
+            return ShoeInlet(shoe, start.next_seq, untrusted, boot=start.boot, newest=start.newest)
+        return ShoeInlet(shoe, start.next_seq, untrusted, clock, boot=start.boot, newest=start.newest)
 
     def untrusted(self, table: str, payload: bytes) -> str | None:
-        """Why a message of the table's shoe is not to be trusted, or None (a shoe without keys is trusted)."""
+        """Why a message of the table's shoe is not to be trusted, or None (a shoe without keys is trusted: a table
+        driven only with ``allow_unsigned``)."""
         keys = self.keys.keys_for(self.tables[table].settings.shoe_id)
         return check(payload, keys) if keys else None
 
@@ -185,7 +232,11 @@ class Writer:
             elif item.kind == "alarm":
                 controller.on_alarm(item.payload)
             elif item.kind == "untrusted":
-                controller.on_untrusted(*item.payload)
+                message, why = item.payload
+                if isinstance(why, OutOfSequence):  # signed by the shoe, but out of its sequence
+                    controller.on_out_of_sequence(message, why.why)
+                else:
+                    controller.on_untrusted(message, why)
             elif item.kind == "sighting":
                 controller.on_sighting(item.payload)
             elif item.kind == "camera_status":
@@ -273,8 +324,10 @@ class Controller:
         keys: KeyRing | None = None,
         standby: bool = False,
         lease_ttl: float = TTL_S,
+        allow_unsigned: bool = False,
     ) -> None:
-        """``keys``: the shoes' signing keys; a table whose shoe has keys deals only messages signed by one.
+        """``keys``: the shoes' signing keys; a table deals only messages signed by one of its shoe's keys, and a
+        table whose shoe has none is refused (``UnsignedShoeError``) unless ``allow_unsigned`` (tests, benchmarks).
 
         ``standby``: when another controller writes a table, wait for its lease to run out (else refuse).
         """
@@ -288,7 +341,9 @@ class Controller:
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
         self.leases = Leases(service.sessions, owner_name(self.name), self.clock, timedelta(seconds=lease_ttl))
-        self.writer = Writer(service, tables, self._publisher, self.leases, self.clock, keys or KeyRing())
+        self.writer = Writer(
+            service, tables, self._publisher, self.leases, self.clock, keys or KeyRing(), allow_unsigned
+        )
         self.tables = self.writer.tables
         # if this process dies, the broker tells the dealer consoles: stop dealing at these tables
         self.client.will_set(topics.controller_status(self.name), self._status("offline"), qos=1, retain=True)
@@ -316,8 +371,12 @@ class Controller:
         return publish
 
     def run(self, stop: threading.Event) -> None:
-        """Take every table's lease (``LeaseHeldError`` if a live controller writes one and this is no standby),
-        then drive the tables until ``stop`` — or until a lease is lost (``lost`` says which and why)."""
+        """Confirm the broker accepts this controller's login (``LoginRefusedError`` if it refuses: before any lease
+        is taken, so a wrong password locks no table), take every table's lease (``LeaseHeldError`` if a live
+        controller writes one and this is no standby), then drive the tables until ``stop`` — or until a lease is
+        lost (``lost`` says which and why). A broker not reachable yet is waited for."""
+        if not confirm_login(self.url, stop, f"{self.name}-login-{uuid.uuid4().hex[:8]}"):
+            return  # stopped while waiting for the broker
         for table in self.tables:
             if not self.leases.acquire(table, self.standby, stop):
                 return  # stopped while waiting as a standby
@@ -331,14 +390,16 @@ class Controller:
         connect(self.client, self.url)
         self.writer.start()
         for table, controller in self.tables.items():
+            start = controller.feed_start()
             self.feeds.append(
                 ShoeFeedClient(
                     self.url, table, controller.settings.shoe_id,
                     lambda event, table=table: self.inbox.put(Inbound(table, "shoe", event)),  # type: ignore[misc]
-                    next_seq=controller.next_seq(), untrusted=partial(self.writer.untrusted, table),
+                    next_seq=start.next_seq, untrusted=partial(self.writer.untrusted, table),
                     refuse=lambda event, why, table=table: self.inbox.put(  # type: ignore[misc]
                         Inbound(table, "untrusted", (event, why))
                     ),
+                    boot=start.boot, newest=start.newest,
                 )
             )  # fmt: skip
         try:

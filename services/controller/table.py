@@ -5,7 +5,14 @@ from ``ShoeFeed``), shoe alarms, and ``tick()`` (the clock) — and changes roun
 ``RoundService``, so the controller holds no round logic and no engine of its own, for any game: it
 follows what the round expects (a card, a window's deadline, nothing) as the service reports it
 after each committed step, with the views the service computed. Its memory is a cache of the
-database: ``recover()`` rebuilds it after a restart.
+database: ``recover()`` rebuilds it after a restart, and ``feed_start()`` says where the shoe's feed
+resumes (its last run and seq, the newest stamp taken).
+
+No message of the shoe is dropped in silence: one refused (out of turn, a forgery, a message the
+feed will not place in the shoe's sequence) is journaled with why and raised; only a message already
+journaled, delivered again, is just counted. A new run of the shoe numbered from where it had been (a
+daemon that lost its outbox) is said on the console. Once the console has asked for the rest of a low
+deck as burns, the cards that come before the new deck, between rounds, are those burns.
 """
 
 from __future__ import annotations
@@ -22,9 +29,10 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from services.bus.feed import FeedStart, stamp_time
 from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck, ShoeStatus, jpeg_bytes
 from services.cards import Card, DeckCount, DeckTracker
-from services.controller.models import DECK_HELD, DECK_OK, DeckReport, ShoeJournal
+from services.controller.models import DECK_HELD, DECK_OK, MANUAL_SHOE, DeckReport, ShoeJournal
 from services.controller.witness import Witness
 from services.db.unit_of_work import run_transaction
 from services.games.base import FINISHED, CardWanted, GameError
@@ -40,7 +48,9 @@ DUE = datetime.min.replace(tzinfo=UTC)  # a deadline that has already come
 RETRY_AFTER = timedelta(seconds=1)  # after a step failed, before it is tried again
 WINDOW_COUNTERS = {"betting": "betting_closed", "decision": "decision_timeouts"}  # counter per window kind
 HOLD_RECHECK = timedelta(seconds=2)  # while a deck report holds the table: how often to look for the operator's word
-UNTRUSTED = "untrusted-"  # the boot id of a journaled forgery begins so (never a card of this table's shoe)
+# the boot id of a message journaled apart from the shoe's sequence (a forgery, a replay, one the feed had moved past)
+# begins so: it never counts as a card of this table's shoe, nor as where the feed stands
+UNTRUSTED = "untrusted-"
 PLAYER_WINDOWS = frozenset({"decision", "turn"})  # windows that wait for one player: their end is a timeout
 
 
@@ -54,7 +64,9 @@ class ControllerSettings:
 
 @dataclass
 class Alert:
-    kind: str  # refused_card | misread | deck_low | deck_mismatch | deck_acknowledged | device | controller | verify_*
+    # refused_card | misread | deck_low | deck_mismatch | deck_acknowledged | device | controller | shoe_restarted |
+    # verify_*
+    kind: str
     message: str
     at: str
     card: str | None = None
@@ -80,6 +92,7 @@ class TableController:
     _published: dict[str, dict[str, Any]] = field(default_factory=dict)
     _retry_at: datetime | None = None  # after a step failed: not before then
     _last_message: tuple[str, int] = ("", 0)  # (boot, seq) of the last message taken from this table's shoe
+    _journal_read: int = 0  # the newest journal row this copy knows of: a card entered by hand after it is news
     _most_cards: int = 0  # the most cards one round of the table's game takes (read once)
     camera: Witness = field(default_factory=Witness)  # the overhead camera's recent sightings
     camera_state: str = "unknown"  # online | offline, as the camera's daemon last said
@@ -95,6 +108,12 @@ class TableController:
             what = "a card" if isinstance(message, ShoeCard) else "a new deck"
             self._refuse(message, f"{what} from shoe {message.shoe_id}, not this table's shoe", public_card=False)
             return
+        last_boot, last_seq = self._last_message
+        if last_boot and message.boot_id != last_boot and message.seq <= last_seq:
+            # the feed took a new run of the shoe numbered from where it had been: a daemon that lost its outbox
+            self._count("shoe_restarts")
+            self._alert("shoe_restarted", f"shoe {message.shoe_id} restarted; its sequence starts again")
+            self._publish()
         self._last_message = (message.boot_id, message.seq)
         if isinstance(message, ShoeNewDeck):
             self._new_deck(message)
@@ -115,6 +134,14 @@ class TableController:
             self._publish()
             return
         expecting = self.current.expecting if self.current else None
+        if not isinstance(expecting, CardWanted) and self._burning():
+            # the console asked for the rest of the deck as burns: the shoe may not be able to mark them so (the line
+            # dialect has no burn marker), and they are what was asked for
+            self.deck.record(card)
+            self._journal(message, "burn", "the end of the deck, burned as the console asked")
+            self._count("burn_cards")
+            self._publish()
+            return
         if not isinstance(expecting, CardWanted):
             state = self.current.phase if self.current else "no round"
             if self._refuse(message, f"card {card} scanned while no card is expected ({state})"):
@@ -213,12 +240,38 @@ class TableController:
             self._alert("device", f"an alarm in the name of shoe {message.shoe_id} was ignored: {why}")
             self._publish()
             return
-        # journaled apart from the shoe's own messages (a forgery must not take the real seq's place), one row
-        # per distinct message
+        what = "a card" if isinstance(message, ShoeCard) else "a new deck"
+        self._refuse_apart(message, f"{what} in the name of shoe {message.shoe_id} refused: {why}")
+
+    def on_out_of_sequence(self, message: ShoeCard | ShoeNewDeck, why: str) -> None:
+        """A message the shoe signed that takes no place in its sequence (``why``: the feed's word — an old run's
+        message sent again, one the feed had moved past…): only counted if it is one already journaled (delivered
+        again: QoS 1, a resend), else journaled apart and raised — a card is never dropped in silence."""
+        if self._journaled(message):
+            self._count("redelivered")
+            return
+        self._count("out_of_sequence")
+        what = "a card" if isinstance(message, ShoeCard) else "a new deck"
+        self._refuse_apart(message, f"{what} of shoe {message.shoe_id} refused: {why}")
+
+    def _refuse_apart(self, message: ShoeCard | ShoeNewDeck, reason: str) -> None:
+        """Refused and journaled apart from the shoe's sequence (it must not take the place of the real message with
+        its seq, nor be where the feed resumes), one row per distinct message; its card is never named (a forgery or
+        an old card may name a face-down card of this round)."""
         digest = hashlib.sha256(message.model_dump_json().encode()).hexdigest()[:12]
         marked = message.model_copy(update={"boot_id": f"{UNTRUSTED}{digest}-{message.boot_id}"[:64]})
-        what = "a card" if isinstance(message, ShoeCard) else "a new deck"
-        self._refuse(marked, f"{what} in the name of shoe {message.shoe_id} refused: {why}", public_card=False)
+        self._refuse(marked, reason, public_card=False)
+
+    def _journaled(self, message: ShoeCard | ShoeNewDeck) -> bool:
+        """Whether this very message (its shoe, run and seq) is in the journal."""
+        with self.service.sessions() as session:
+            found = session.scalar(
+                select(ShoeJournal.id).where(
+                    ShoeJournal.table_id == self.table_id, ShoeJournal.shoe_id == message.shoe_id,
+                    ShoeJournal.boot_id == message.boot_id, ShoeJournal.seq == message.seq,
+                )
+            )  # fmt: skip
+        return found is not None
 
     def unsigned(self, device: str = "", what: str = "any client of the broker could deal at this table") -> None:
         """Said once at start: without a key for the shoe (or the camera), its messages cannot be told from anyone
@@ -288,18 +341,35 @@ class TableController:
         pause = timedelta(milliseconds=self.settings.result_pause_ms)
         if current is not None and current.finished_at is not None and now < aware(current.finished_at) + pause:
             return
-        if not self.deck.can_deal(self.most_cards()):
-            if self._low_deck_alerted != self.deck.shuffles:  # once per deck
-                self._low_deck_alerted = self.deck.shuffles
-                self._alert(
-                    "deck_low",
-                    f"{self.deck.remaining} cards left: run them through the shoe as burns, then load a new deck",
-                )
-                self._publish()
+        if self._ask_for_burns():
             return
         self.service.open_round(self.table_id)
         self._count("rounds_opened")
         self.refresh()
+
+    def _ask_for_burns(self) -> bool:
+        """Whether the deck is too low for another round; if so the dealer is asked (once per deck) to run the rest
+        of it through the shoe as burns, then load a new deck — the cards that come before the new deck are burns."""
+        if self.deck.can_deal(self.most_cards()):
+            return False
+        if self._low_deck_alerted != self.deck.shuffles:  # once per deck
+            self._low_deck_alerted = self.deck.shuffles
+            self._alert(
+                "deck_low",
+                f"{self.deck.remaining} cards left: run them through the shoe as burns, then load a new deck",
+            )
+            self._publish()
+        return True
+
+    def _burning(self) -> bool:
+        """The dealer was asked to burn the rest of this deck, and no round is being played."""
+        finished = self.current is None or self.current.phase in FINISHED
+        return finished and self._low_deck_alerted == self.deck.shuffles
+
+    @property
+    def last_taken(self) -> tuple[str, int]:
+        """The ``(boot, seq)`` of the last message taken from this table's shoe (("", 0): none)."""
+        return self._last_message
 
     # ---- the database -------------------------------------------------------------------
 
@@ -311,6 +381,7 @@ class TableController:
                 select(
                     ShoeJournal.kind, ShoeJournal.card, ShoeJournal.disposition, ShoeJournal.reason,
                     ShoeJournal.round_id, ShoeJournal.received_at, ShoeJournal.shoe_id, ShoeJournal.boot_id,
+                    ShoeJournal.seq, ShoeJournal.id,
                 )
                 .where(ShoeJournal.table_id == self.table_id)
                 .order_by(ShoeJournal.id)
@@ -325,6 +396,9 @@ class TableController:
                 self.deck.record(Card.from_code(row.card))
             elif row.disposition == "refused" and row.card and self._own(row.shoe_id, row.boot_id):
                 self.deck.note_refused(Card.from_code(row.card))
+        self._journal_read = max((row.id for row in rows), default=0)
+        own = [row for row in rows if self._own(row.shoe_id, row.boot_id)]
+        self._last_message = (own[-1].boot_id, int(own[-1].seq)) if own else ("", 0)
         self.refresh()
         self.held, self.held_why = None, ""
         if held is not None:
@@ -337,23 +411,41 @@ class TableController:
                 for row in refused[-20:]
             ]  # fmt: skip
             self._publish()
+        finished = self.current is None or self.current.phase in FINISHED
+        if self.settings.auto_open and self.held is None and finished and not self._checking():
+            # a deck too low when the last run stopped: the dealer is asked (again, if this is a new run) at once, so
+            # the cards they burn are taken as burns even before the first tick
+            self._ask_for_burns()
 
     def _own(self, shoe_id: str, boot_id: str) -> bool:
         """Whether a journaled message came from this table's shoe (not another shoe's, not a forgery in its name)."""
         return shoe_id == self.settings.shoe_id and not boot_id.startswith(UNTRUSTED)
 
-    def next_seq(self) -> int | None:
-        """The first shoe ``seq`` not yet journaled (None: nothing from this shoe yet). A forgery journaled in the
-        shoe's name does not count: it copied a real stamp, and must not make a restarted controller skip the real
-        message with that ``seq`` (found by the simulation)."""
+    def feed_start(self) -> FeedStart:
+        """Where the shoe's feed resumes, from the journal: after the last message of the shoe's sequence taken (its
+        run and seq — not the highest seq of any run: a run that lost its outbox counts from 1 again), knowing the
+        newest stamp taken. A message journaled apart (a forgery copying a real stamp, a replay) does not count: it
+        must not make a restarted controller skip the real message with that ``seq`` (found by the simulation)."""
+        own = (
+            ShoeJournal.table_id == self.table_id,
+            ShoeJournal.shoe_id == self.settings.shoe_id,
+            ~ShoeJournal.boot_id.startswith(UNTRUSTED),
+        )
         with self.service.sessions() as session:
-            last = session.scalar(
-                select(func.max(ShoeJournal.seq)).where(
-                    ShoeJournal.table_id == self.table_id, ShoeJournal.shoe_id == self.settings.shoe_id,
-                    ~ShoeJournal.boot_id.startswith(UNTRUSTED),
-                )
-            )  # fmt: skip
-        return None if last is None else int(last) + 1
+            last = session.execute(
+                select(ShoeJournal.boot_id, ShoeJournal.seq).where(*own).order_by(ShoeJournal.id.desc()).limit(1)
+            ).first()
+            # a row journaled before stamps were kept has only its time of receipt: later than its stamp, so never
+            # less strict
+            stamped = func.coalesce(ShoeJournal.stamped_at, ShoeJournal.received_at)
+            newest = session.scalar(select(func.max(stamped)).where(*own))
+        if last is None:
+            return FeedStart()
+        return FeedStart(int(last.seq) + 1, last.boot_id, aware(newest) if newest is not None else None)
+
+    def next_seq(self) -> int | None:
+        """The first shoe ``seq`` the feed wants (None: nothing from this shoe yet): see ``feed_start``."""
+        return self.feed_start().next_seq
 
     def most_cards(self) -> int:
         if not self._most_cards:
@@ -361,8 +453,27 @@ class TableController:
         return self._most_cards
 
     def refresh(self) -> None:
-        """Read the table's latest round again (after a restart, or when someone else moved it)."""
-        self._follow(self.service.latest(self.table_id))
+        """Read the table's latest round again (after a restart, or when someone else moved it), with the cards
+        operators entered by hand meanwhile (they count in the deck as the shoe's do)."""
+        applied = self.service.latest(self.table_id)
+        if applied is not None and applied.cards:
+            self._take_manual_cards()
+        self._follow(applied)
+
+    def _take_manual_cards(self) -> None:
+        """Record in the deck the cards dealt by hand (journaled by the API's approval, not by this controller)."""
+        with self.service.sessions() as session:
+            rows = session.execute(
+                select(ShoeJournal.id, ShoeJournal.card).where(
+                    ShoeJournal.table_id == self.table_id, ShoeJournal.shoe_id == MANUAL_SHOE,
+                    ShoeJournal.id > self._journal_read, ShoeJournal.disposition == "dealt",
+                )
+            ).all()  # fmt: skip
+        for row in rows:
+            if row.card:
+                self.deck.record(Card.from_code(row.card))
+                self._count("manual_cards")
+            self._journal_read = max(self._journal_read, row.id)
 
     def _follow(self, applied: Applied | None) -> None:
         """Take the round as the service reported it after a committed step (ours or a re-read)."""
@@ -486,6 +597,7 @@ class TableController:
             disposition=disposition, reason=reason[:500],
             round_id=self.current.round_id if self.current else None, video_tc=message.video_tc,
             source=read[0], confidence=read[1], raw=message.raw, received_at=self.service.clock.now(),
+            stamped_at=_utc(stamp_time(message.ts)),
             crop=jpeg_bytes(message.crop) or None if isinstance(message, ShoeCard) and message.crop else None,
         )  # fmt: skip
 
@@ -584,6 +696,11 @@ class TableController:
             }
             | ({"camera": self.camera_state} if self.settings.camera_id else {})
         )
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """A stamp as UTC (a database column without zones keeps the wall time only)."""
+    return moment.astimezone(UTC) if moment is not None else None
 
 
 def _verifying(open_checks: tuple[checks.OpenCheck, ...]) -> str:

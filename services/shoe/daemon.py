@@ -1,7 +1,8 @@
 """The shoe daemon: device events → validated, stamped, durable card messages on MQTT.
 
 One daemon per shoe. Each card is stamped ``(shoe_id, boot_id, seq, ts, video_tc, source,
-confidence, raw)``, written to the outbox, then published with QoS 1 to the table's card topic;
+confidence, raw)`` — and ``boot_seq``, the first seq of this run (a run that lost its outbox counts
+from 1 again) — written to the outbox, then published with QoS 1 to the table's card topic;
 the broker's PUBACK marks it delivered. Unacknowledged messages are published again after a
 restart; a consumer that saw a gap asks on the resend topic and gets them again from the
 outbox. The status topic holds a retained ``online`` (with the latest ``seq``, refreshed every
@@ -87,6 +88,7 @@ class StampFields(TypedDict):
     boot_id: str
     seq: int
     deck: int
+    boot_seq: int
     ts: str
     video_tc: str
 
@@ -115,6 +117,9 @@ class ShoeDaemon:
         self.clock = clock
         self.boot_id = uuid.uuid4().hex[:16]
         self.outbox = Outbox(config.outbox)
+        # where this run's count begins, on every message it stamps: past the last seq of a kept outbox, or 1 for a
+        # new one — the controller starts the sequence again only for the latter
+        self.boot_seq = self.outbox.last_seq + 1
         self.counters = Counters()
         self.device_state = "unknown"
         self._inflight: dict[int, int] = {}  # paho message id → seq
@@ -349,6 +354,7 @@ class ShoeDaemon:
             boot_id=self.boot_id,
             seq=seq,
             deck=deck,
+            boot_seq=self.boot_seq,
             ts=datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds"),
             video_tc=self.video.timecode(moment),
         )

@@ -4,14 +4,17 @@ A message is written (and fsynced: SQLite ``synchronous=FULL``) with its sequenc
 the first publish, marked acknowledged when the broker's PUBACK arrives, and published again
 after a restart if it never was. ``seq`` keeps counting across restarts of the daemon, so a
 consumer orders one shoe's messages by it alone. The messages of the current and the previous
-deck stay, acknowledged or not, for consumers that ask for a gap again.
+deck stay, acknowledged or not, for consumers that ask for a gap again. The file and SQLite's beside it are
+its owner's alone (mode 0600): they hold every card. Its folder must exist (the caller makes the default one).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 SCHEMA = """
@@ -25,10 +28,33 @@ CREATE TABLE IF NOT EXISTS messages (
 """
 
 
+PRIVATE = 0o600  # the outbox holds the cards (and the camera's crops): its owner's alone
+SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite's, beside the database; they hold cards too
+
+
+def open_private(path: Path) -> None:
+    """Make ``path`` (mode 0600) if it is not there, and tighten it and SQLite's files beside it if looser.
+
+    Its folder must exist: a mistyped path is refused (``FileNotFoundError``), not made. SQLite gives the files it
+    makes beside a database the database's own mode.
+    """
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE)
+    try:
+        if os.fstat(descriptor).st_mode & 0o077:
+            os.fchmod(descriptor, PRIVATE)
+    finally:
+        os.close(descriptor)
+    for suffix in SIDE_FILES:
+        side = path.with_name(path.name + suffix)
+        with suppress(FileNotFoundError):
+            if side.stat().st_mode & 0o077:
+                side.chmod(PRIVATE)
+
+
 class Outbox:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        open_private(self.path)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode = WAL")

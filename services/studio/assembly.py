@@ -3,12 +3,18 @@ its shoe daemon and a simulated dealer. Used by ``studio up`` and ``studio demo`
 
 Each part is the production code (the same classes ``studio broker``/``shoe``/``controller``/``api``
 run as separate processes); only the shoe hardware and the dealer's hands are simulated.
+
+Started again on the same run directory and database it carries on its tables: the controller
+rebuilds them from its journal, each shoe daemon goes on counting in its outbox, and each simulated
+dealer goes on with the cards its shoe still holds (kept in the run directory). A stop lets the
+cards already dealt reach the controller before the shoes stop: the dealers stop first.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -74,7 +80,10 @@ class RunningStudio:
 def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
     config.run_dir.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
+    dealers_stop = threading.Event()  # the dealers stop first: what they dealt reaches the controller
     threads: list[threading.Thread] = []
+    dealers: list[threading.Thread] = []
+    daemons: dict[str, ShoeDaemon] = {}
     with contextlib.ExitStack() as stack:
         if config.mqtt_url:
             url = config.mqtt_url
@@ -98,10 +107,11 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
                 )
         shoes: dict[str, VirtualShoe] = {}
 
-        def start(target: Any, name: str) -> None:
-            thread = threading.Thread(target=target, args=(stop,), name=name, daemon=True)
+        def start(target: Any, name: str, until: threading.Event = stop) -> threading.Thread:
+            thread = threading.Thread(target=target, args=(until,), name=name, daemon=True)
             thread.start()
             threads.append(thread)
+            return thread
 
         for index, table in enumerate(config.tables):
             shoe = VirtualShoe("line", config.run_dir / f"pty-{table}")
@@ -112,15 +122,18 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
                 table, f"{table}-shoe", config.run_dir / f"shoe-{table}.outbox", role_url(url, "shoe"), "sim", key=key
             )
             device = SerialShoe(str(shoe.path), "line", backoff=Backoff(0.05)).events
-            daemon = ShoeDaemon(shoe_config, device)
+            daemon = daemons[table] = ShoeDaemon(shoe_config, device)
             start(daemon.run, f"shoe-{table}")
             # the dealer deals only once the shoe reads: a card written to a pty nobody has opened yet is lost
             deadline = time.monotonic() + 10
             while daemon.device_state != "connected" and time.monotonic() < deadline:
                 time.sleep(0.01)
             if config.simulated_dealers:
-                dealer = SimulatedDealer(role_url(url, "dealer"), table, shoe, seed=index, pace=config.dealer_pace)
-                start(dealer.run, f"dealer-{table}")
+                dealer = SimulatedDealer(
+                    role_url(url, "dealer"), table, shoe, seed=index, pace=config.dealer_pace,
+                    kept_at=config.run_dir / f"dealer-{table}.shoe",
+                )  # fmt: skip
+                dealers.append(start(dealer.run, f"dealer-{table}", dealers_stop))
         settings = {
             table: ControllerSettings(f"{table}-shoe", result_pause_ms=config.result_pause_ms)
             for table in config.tables + config.rooms + config.tienlen_rooms  # a room dealt online has no shoe
@@ -150,9 +163,40 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
                 PlayerService(sessions), controller, shoes,
             )  # fmt: skip
         finally:
+            dealers_stop.set()
+            for thread in dealers:
+                thread.join(timeout=10)
+            _let_the_last_cards_arrive(shoes, daemons, controller)
             stop.set()
             server.should_exit = True
             api_thread.join(timeout=10)
             for thread in threads:
                 thread.join(timeout=10)
             engine.dispose()
+
+
+ARRIVAL_S = 3.0  # at a stop, the most the last cards dealt are waited for
+
+
+def _let_the_last_cards_arrive(
+    shoes: dict[str, VirtualShoe], daemons: dict[str, ShoeDaemon], controller: Controller
+) -> None:
+    """The dealers have stopped: wait (a little) until every card they dealt was read from its pty and taken by the
+    controller, so a clean stop loses no card between the dealer's hand and the journal."""
+
+    def arrived() -> bool:
+        for table, shoe in shoes.items():
+            taken = controller.tables[table].last_taken[1]
+            try:
+                stamped = daemons[table].outbox.last_seq
+            except sqlite3.Error:  # the daemon has stopped already (it failed): nothing more comes from it
+                stamped = taken
+            if shoe.unread() or taken < stamped:
+                return False
+        return True
+
+    deadline = time.monotonic() + ARRIVAL_S
+    steady = 0
+    while steady < 2 and time.monotonic() < deadline:  # twice in a row: a card read but not yet stamped is not missed
+        steady = steady + 1 if arrived() else 0
+        time.sleep(0.05)

@@ -4,32 +4,132 @@ It is what a human dealer does at the table: read the console's next position, p
 the shoe (the pty simulator, so the card goes through the real serial driver and shoe daemon),
 and, when the console says the deck is low, run the rest of it through the shoe as burns (so the controller
 can reconcile the whole deck) and load a new one.
+
+Its shoe is a physical one: the cards not yet dealt stay in it when the software restarts. They are kept
+(``PhysicalShoe``) in the run directory, owner-only and replaced atomically after each card, with the console's
+requests it dealt for and the low-deck request it last answered, so a dealer restarted on the same run directory
+carries on with the same deck — the one the controller, rebuilt from its journal, has seen part of. Without a kept
+shoe that matches (a first start, a file that is not this table's or not readable) it loads a new deck, announced
+through the shoe: the controller reconciles the deck it had (a deck not whole is held for an operator).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import random
 import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from hardware.codes import DECK
 from hardware.sim import VirtualShoe, shuffled_deck
 from services.bus import topics
 from services.bus.client import Subscriber
 
+log = logging.getLogger("studio.dealer")
+REDEAL_S = 15.0  # a console still asking for a card dealt this long ago never got it: deal another
+KEEP_DEALT = 32  # the console's requests remembered as dealt (more than a round's)
+Request = tuple[str, str, int]  # (round, position, index) of a card the console asks for
+
+
+class ShoeFileError(ValueError):
+    """A kept shoe that cannot be used (not this table's, not readable as one)."""
+
+
+@dataclass(frozen=True)
+class PhysicalShoe:
+    """What the dealer's shoe holds, as kept between runs of the software."""
+
+    table: str
+    cards: tuple[str, ...]  # not dealt yet; the last is the next out
+    dealt: tuple[Request, ...] = ()  # the console's requests a card went out for (the newest last)
+    answered: str = ""  # when the low-deck request the dealer last answered was made (its alert's ``at``)
+
+    def text(self) -> str:
+        body = {"v": 1, "table": self.table, "cards": list(self.cards), "dealt": list(self.dealt)}
+        return json.dumps(body | {"answered": self.answered})
+
+    @classmethod
+    def parse(cls, text: str, table: str, where: str) -> PhysicalShoe:
+        """The kept shoe of ``table`` in ``text`` (read from ``where``); ``ShoeFileError`` saying why it is not."""
+        try:
+            body = json.loads(text)
+        except ValueError:
+            raise ShoeFileError(f"{where}: not a kept shoe (not JSON)") from None
+        if not isinstance(body, dict) or body.get("v") != 1:
+            raise ShoeFileError(f"{where}: not a kept shoe (version {body.get('v') if isinstance(body, dict) else ''})")
+        if body.get("table") != table:
+            raise ShoeFileError(f"{where}: the shoe of table {body.get('table')!r}, not of {table}")
+        cards, dealt, answered = body.get("cards"), body.get("dealt"), body.get("answered")
+        if not isinstance(cards, list) or not all(card in DECK for card in cards) or len(set(cards)) != len(cards):
+            raise ShoeFileError(f"{where}: its cards are not distinct cards of one deck")
+        if not isinstance(dealt, list) or not all(_request(item) for item in dealt) or not isinstance(answered, str):
+            raise ShoeFileError(f"{where}: its requests are not (round, position, index) triples")
+        return cls(table, tuple(cards), tuple((str(r), str(p), int(i)) for r, p, i in dealt), answered)
+
+
+def _request(item: Any) -> bool:
+    return (
+        isinstance(item, list) and len(item) == 3 and isinstance(item[0], str) and isinstance(item[1], str)
+        and type(item[2]) is int
+    )  # fmt: skip
+
+
+def keep(path: Path, shoe: PhysicalShoe) -> None:
+    """Write ``shoe`` to ``path``, owner-only, replacing what was there at once (a stop mid-write leaves the last
+    whole copy)."""
+    staged = path.with_name(f"{path.name}.new")
+    descriptor = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="ascii") as file:
+        os.fchmod(file.fileno(), 0o600)  # a leftover staged file may have been made looser
+        file.write(shoe.text())
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(staged, path)
+
+
+def kept(path: Path, table: str) -> PhysicalShoe | None:
+    """The shoe kept at ``path`` for ``table``; None (said in the log when there is a file) if there is none that
+    matches."""
+    try:
+        text = path.read_text(encoding="ascii")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        log.warning("%s: cannot read the kept shoe (%s): a new deck", path, error)
+        return None
+    try:
+        return PhysicalShoe.parse(text, table, str(path))
+    except ShoeFileError as error:
+        log.warning("%s: a new deck", error)
+        return None
+
 
 class SimulatedDealer:
-    def __init__(self, url: str, table: str, shoe: VirtualShoe, seed: int = 0, pace: float = 0.15) -> None:
+    def __init__(
+        self, url: str, table: str, shoe: VirtualShoe, seed: int = 0, pace: float = 0.15, kept_at: Path | None = None
+    ) -> None:
+        """``kept_at``: where the shoe's cards are kept across restarts (None: nowhere, a new deck every start)."""
         self.table = table
         self.shoe = shoe
         self.pace = pace  # seconds between noticing a request and dealing (a human is not instant)
         self.rng = random.Random(seed)
-        self.cards = shuffled_deck(self.rng.randrange(1 << 30))
+        self.kept_at = kept_at
+        found = kept(kept_at, table) if kept_at is not None else None
+        self._load_first = found is None or not found.cards  # none kept, or run out before a new deck was loaded
+        self.cards = list(found.cards) if found is not None else []
+        now = time.monotonic()
+        self._dealt: dict[Request, float] = {request: now for request in found.dealt} if found is not None else {}
+        self._reloaded_for = found.answered if found is not None else ""
         self.console = Subscriber(url, [topics.round_dealer(table)])
-        self._dealt: set[tuple[str, str, int]] = set()
-        self._reloaded_for: str = ""
 
     def run(self, stop: threading.Event) -> None:
+        if self._load_first:
+            self._load()
         self.console.wait_subscribed()
         while not stop.wait(0.02):
             view = self._latest()
@@ -44,15 +144,32 @@ class SimulatedDealer:
     def _act(self, view: dict[str, Any], stop: threading.Event) -> None:
         wanted = view.get("next_card")
         if wanted:
-            key = (str(view.get("round_id")), str(wanted["position"]), int(wanted["index"]))
-            if key not in self._dealt and self.cards and not stop.wait(self.pace):
-                self._dealt.add(key)
+            request = (str(view.get("round_id")), str(wanted["position"]), int(wanted["index"]))
+            dealt_at = self._dealt.get(request)
+            if dealt_at is not None and time.monotonic() - dealt_at < REDEAL_S:
+                return  # dealt: the console has not caught up yet
+            if self.cards and not stop.wait(self.pace):
+                self._dealt[request] = time.monotonic()
                 self.shoe.deal(self.cards.pop())
+                self._keep()
             return
         low = [alert for alert in view.get("alerts", []) if alert["kind"] == "deck_low"]
         if low and low[-1]["at"] != self._reloaded_for:
             self._reloaded_for = low[-1]["at"]
             while self.cards:  # the rest of the deck through the shoe as burns: the controller counts every card
                 self.shoe.deal(self.cards.pop(), burn=True)
-            self.cards = shuffled_deck(self.rng.randrange(1 << 30))
-            self.shoe.new_deck()
+                self._keep()
+            self._load()
+
+    def _load(self) -> None:
+        """A new deck in the shoe, announced through it (the controller reconciles the deck before)."""
+        self.cards = shuffled_deck(self.rng.randrange(1 << 30))
+        self.shoe.new_deck()
+        self._keep()
+
+    def _keep(self) -> None:
+        if self.kept_at is None:
+            return
+        if len(self._dealt) > KEEP_DEALT:
+            self._dealt = dict(list(self._dealt.items())[-KEEP_DEALT:])
+        keep(self.kept_at, PhysicalShoe(self.table, tuple(self.cards), tuple(self._dealt), self._reloaded_for))

@@ -76,25 +76,20 @@ class Studio:
         self.wallets = WalletService(session_factory(database), "THB")
         self.players = PlayerService(session_factory(database))
         self.service.create_table(self.table, "THB", windows, game, allow_return_over_100=True, verify=verify)
+        self.url = url
         self.sim = VirtualShoe("monitor", directory / "pty")
         self.key = new_key(self.shoe_id)  # the shoe signs; the controller holds the key
-        config = ShoeConfig(
-            self.table, self.shoe_id, directory / "outbox.db", url, source="sim", heartbeat=0.2, key=self.key
-        )
-        self.daemon = ShoeDaemon(config, SerialShoe(str(self.sim.path), "monitor", backoff=Backoff(0.02)).events)
         camera_id = f"{self.table}-camera" if verify != "off" else ""
-        settings = ControllerSettings(self.shoe_id, auto_open=False, camera_id=camera_id)
+        self.settings = ControllerSettings(self.shoe_id, auto_open=False, camera_id=camera_id)
         self.camera, camera_key = OverheadCamera(), new_key(camera_id or "none")
         self.keys = KeyRing(directory / "keys", keys=[self.key, camera_key])
-        self.controller = Controller(self.service, url, {self.table: settings}, keys=self.keys)
         self.views = Subscriber(url, [topics.round_state(self.table), topics.round_dealer(self.table)])
         self.views.wait_subscribed()
-        self.stop = threading.Event()
+        self.stop = threading.Event()  # the witness's; the shoe and the controller each stop on their own too
         self.dealt: set[tuple[str, str, int]] = set()
-        self.threads = [
-            threading.Thread(target=self.daemon.run, args=(self.stop,), daemon=True),
-            threading.Thread(target=self.controller.run, args=(self.stop,), daemon=True),
-        ]
+        self.threads: list[threading.Thread] = []
+        self.daemon, self.shoe_stop, self.shoe_thread = self._shoe(directory / "outbox.db")
+        self.controller, self.controller_stop, self.controller_thread = self._controller()
         if camera_id:
             witness = ShoeConfig(
                 self.table, camera_id, directory / "camera.db", url, source="camera", heartbeat=0.2, key=camera_key,
@@ -104,8 +99,42 @@ class Studio:
             self.threads.append(threading.Thread(target=self.witness.run, args=(self.stop,), daemon=True))
         for thread in self.threads:
             thread.start()
+        self._started()
+
+    def _shoe(self, outbox: Path) -> tuple[ShoeDaemon, threading.Event, threading.Thread]:
+        """A run of the shoe's daemon on the table's pty, keeping its outbox at ``outbox``."""
+        config = ShoeConfig(self.table, self.shoe_id, outbox, self.url, source="sim", heartbeat=0.2, key=self.key)
+        daemon = ShoeDaemon(config, SerialShoe(str(self.sim.path), "monitor", backoff=Backoff(0.02)).events)
+        stop = threading.Event()
+        thread = threading.Thread(target=daemon.run, args=(stop,), daemon=True)
+        thread.start()
+        return daemon, stop, thread
+
+    def _controller(self) -> tuple[Controller, threading.Event, threading.Thread]:
+        controller = Controller(self.service, self.url, {self.table: self.settings}, keys=self.keys)
+        stop = threading.Event()
+        thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
+        thread.start()
+        return controller, stop, thread
+
+    def _started(self) -> None:
         wait_until(lambda: self.daemon.device_state == "connected", 10, "the shoe")
         wait_until(lambda: bool(self.controller.feeds) and self.controller.feeds[0].subscribed.is_set(), 10, "feed")
+
+    def restart_shoe(self, outbox: Path) -> None:
+        """Stop the shoe's daemon and start it again with the outbox at ``outbox`` (a new file: a daemon that lost its
+        outbox, as on a new disk, counts from 1 again under a new boot id)."""
+        self.shoe_stop.set()
+        self.shoe_thread.join(timeout=10)
+        self.daemon, self.shoe_stop, self.shoe_thread = self._shoe(outbox)
+        self._started()
+
+    def restart_controller(self) -> None:
+        """Stop the controller (a clean stop hands its lease back) and start another on the same database."""
+        self.controller_stop.set()
+        self.controller_thread.join(timeout=10)
+        self.controller, self.controller_stop, self.controller_thread = self._controller()
+        self._started()
 
     @property
     def table_controller(self) -> Any:
@@ -149,8 +178,9 @@ class Studio:
         raise TimeoutError(f"round {round_id}: not done in {timeout} s; last dealer view: {last}")
 
     def close(self) -> None:
-        self.stop.set()
-        for thread in self.threads:
+        for stop in (self.stop, self.shoe_stop, self.controller_stop):
+            stop.set()
+        for thread in (*self.threads, self.shoe_thread, self.controller_thread):
             thread.join(timeout=10)
         self.views.close()
         self.sim.close()

@@ -31,6 +31,7 @@ from services.rounds.players import PlayerService
 from services.rounds.pokdeng import Bet, pokdeng
 from services.rounds.service import RoundService
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
+from services.shoe.signing import new_key, write_key
 from tests.support import wait_until
 
 WINDOWS = {"betting_window_ms": 4_000, "insurance_window_ms": 4_000, "decision_window_ms": 4_000}
@@ -49,7 +50,9 @@ class KilledStudio:
             PlayerService(session_factory(engine)).register(player)
             self.wallets.deposit(player, 10_000, f"fund-{player}", "test")
         self.sim = VirtualShoe("monitor", directory / "pty")
-        shoe = ShoeConfig(self.table, f"{self.table}-shoe", directory / "outbox.db", url, "sim", heartbeat=0.2)
+        key = new_key(f"{self.table}-shoe")  # the shoe signs; the controller reads its key from the keys folder
+        write_key(directory / "keys", key)
+        shoe = ShoeConfig(self.table, f"{self.table}-shoe", directory / "outbox.db", url, "sim", heartbeat=0.2, key=key)
         self.daemon = ShoeDaemon(shoe, SerialShoe(str(self.sim.path), "monitor", backoff=Backoff(0.02)).events)
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.daemon.run, args=(self.stop,), daemon=True)
@@ -77,6 +80,8 @@ class KilledStudio:
             self.database_url,
             "--lease-seconds",
             "2",
+            "--shoe-keys",
+            str(self.directory / "keys"),
         ]  # fmt: skip  (a restart waits for the killed one's lease to run out: kept short here)
         log = (self.directory / "controller.log").open("ab")
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())

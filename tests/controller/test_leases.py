@@ -17,11 +17,13 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from services.bus.broker import host_port
 from services.controller.leases import FencedError, LeaseHeldError, Leases
 from services.controller.models import TableLease
 from services.db import session_factory
 from services.rounds.models import Round
 from services.rounds.service import RoundService
+from services.shoe.signing import new_key, write_key
 from tests.controller.test_controller_kills import subprocess_url
 from tests.support import wait_until
 
@@ -106,11 +108,34 @@ def test_a_standby_takes_over_when_the_holder_stops_renewing_and_a_release_hands
 @pytest.fixture
 def controller_env(database: Engine, mqtt_url: str, tmp_path: Path) -> Iterator[tuple[list[str], Path]]:
     table = f"L{uuid.uuid4().hex[:8]}"
+    write_key(tmp_path / "keys", new_key(f"{table}-shoe"))  # its shoe signs: the controller holds its key
     command = [
         sys.executable, "-m", "services.cli", "controller", "--tables", table, "--manual", "--broker", mqtt_url,
-        "--database", subprocess_url(database), "--lease-seconds", "2",
+        "--database", subprocess_url(database), "--lease-seconds", "2", "--shoe-keys", str(tmp_path / "keys"),
     ]  # fmt: skip
     yield command, tmp_path
+
+
+def test_a_controller_whose_broker_login_is_refused_says_so_and_takes_no_lease(
+    database: Engine, mqtt_url: str, controller_env: tuple[list[str], Path]
+) -> None:
+    """Found in review: with a wrong password the controller took its tables' leases and said nothing while paho
+    retried — the real controller, started next, was locked out of the tables."""
+    command, _directory = controller_env
+    table = command[command.index("--tables") + 1]
+    host, port = host_port(mqtt_url)
+    wrong = f"mqtt://controller:not-its-password@{host}:{port}"
+    done = subprocess.run(
+        [*command[: command.index("--broker") + 1], wrong, *command[command.index("--broker") + 2 :]],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"studio controller: the broker at mqtt://{host}:{port} refused the login of controller")
+    assert "not-its-password" not in done.stderr
+    with session_factory(database)() as session:
+        assert session.get(TableLease, table) is None
 
 
 def test_a_standby_process_takes_over_within_seconds_of_the_writer_being_killed(

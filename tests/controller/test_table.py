@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import cv2
@@ -505,3 +505,107 @@ def test_a_restarted_controller_resumes_the_round_the_deck_and_the_shoe_feed(tab
     assert [str(c) for c in engine_of(restarted).cards] == ["2H", "4H", "6H"]
     with table.service.sessions() as session:
         assert [str(c) for c in load(session, session.get(Round, round_id), POKDENG).cards] == ["2H", "4H", "6H"]  # type: ignore[arg-type]
+
+
+# ---- the shoe's runs: a restart without its outbox, messages out of its sequence -----------------------------------
+
+
+def run_message(card: str, seq: int, boot: str, minute: int) -> ShoeCard:
+    """A card of a run (boot) of the shoe's daemon, stamped ``minute`` minutes into the test's hour."""
+    return ShoeCard(
+        shoe_id=SHOE, boot_id=boot, seq=seq, ts=f"2026-12-03T00:{minute:02d}:00+00:00", video_tc="00:00:00:00",
+        deck=0, card=card, source="serial", confidence=1.0, raw=card,
+    )  # fmt: skip
+
+
+def test_a_shoe_restarted_without_its_outbox_is_said_on_the_console_and_a_restart_resumes_its_new_run(
+    table: Table,
+) -> None:
+    table.open_with_bets()
+    table.scan("2C", "3C")  # run b1: seq 1, 2
+    table.controller.on_shoe(run_message("4C", 1, "b2", minute=1))  # a new run, counting from 1 again
+    assert [(a.kind, a.message) for a in table.controller.alerts] == [
+        ("shoe_restarted", "shoe t1-shoe restarted; its sequence starts again")
+    ]
+    assert [payload for view, payload in table.views if view == "dealer"][-1]["alerts"][-1]["kind"] == "shoe_restarted"
+    assert [str(c) for c in engine_of(table.controller).cards] == ["2C", "3C", "4C"]
+    start = table.new_controller().feed_start()  # the journal says which run it took last, and its newest stamp
+    assert (start.next_seq, start.boot, start.newest) == (2, "b2", datetime(2026, 12, 3, 0, 1, tzinfo=UTC))
+
+
+def test_a_message_out_of_the_shoes_sequence_is_journaled_and_raised_unless_it_was_taken_before(table: Table) -> None:
+    table.open_with_bets()
+    table.scan("2C")
+    table.controller.on_out_of_sequence(table.message("2C", seq=1), "seq 1 is behind the feed")  # taken before
+    assert table.journal() == [("2C", "dealt")] and table.alerts() == []
+    assert table.controller.counters["redelivered"] == 1
+    old = run_message("9D", 7, "b0", minute=0)  # a card of an earlier run that was never taken
+    why = "a message of another run of the shoe, not after the newest taken"
+    table.controller.on_out_of_sequence(old, why)
+    assert table.journal() == [("2C", "dealt"), ("9D", "refused")]
+    assert [(a.kind, a.message, a.card) for a in table.controller.alerts] == [
+        ("refused_card", f"a card of shoe t1-shoe refused: {why}", None)  # never named: it may be a face-down card
+    ]
+    table.controller.on_out_of_sequence(old, why)  # the same message again: journaled already, said already
+    assert len(table.journal()) == 2 and len(table.controller.alerts) == 1
+    assert table.new_controller().feed_start().next_seq == 2  # journaled apart: the feed resumes after seq 1
+
+
+def burn_to_low(table: Table) -> None:
+    """Burn-marked cards until the deck cannot deal another round (11 left; a Pok Deng round may take 12)."""
+    for code in DECK[:41]:
+        table.controller.on_shoe(table.message(code, burn=True))
+
+
+ASKED = "11 cards left: run them through the shoe as burns, then load a new deck"
+
+
+def test_after_the_console_asks_for_the_rest_of_the_deck_as_burns_the_cards_before_the_new_deck_are_burns(
+    table: Table,
+) -> None:
+    """Found in review: the dealer did as told, and each card (the line dialect has no burn marker) was refused as
+    scanned while no card was expected — 2 to 10 refusals per deck."""
+    burn_to_low(table)
+    table.tick(seconds=0)
+    assert table.controller.current is None and table.alerts() == [ASKED]
+    table.scan(*DECK[41:])  # plain cards: the shoe cannot say they are burns
+    assert table.journal()[41:] == [(code, "burn") for code in DECK[41:]]
+    assert table.alerts() == [ASKED]  # nothing refused
+    table.new_deck()
+    assert [(r["status"], r["seen"], r["missing"], r["doubled"]) for r in reports(table)] == [("ok", 52, [], [])]
+    table.scan("AS")  # no longer asked for: a card with no round is refused again
+    assert table.journal()[-1] == ("AS", "refused")
+
+
+def test_a_controller_restarted_while_the_end_of_the_deck_is_burned_asks_again_and_takes_the_burns(
+    table: Table,
+) -> None:
+    burn_to_low(table)
+    table.tick(seconds=0)
+    restarted = table.new_controller()
+    assert [alert.message for alert in restarted.alerts] == [ASKED]  # the console says it again at once
+    restarted.on_shoe(table.message(DECK[41]))
+    assert table.journal()[-1] == (DECK[41], "burn")
+
+
+def test_a_card_entered_by_hand_counts_in_the_deck_and_its_twin_from_the_shoe_is_refused(table: Table) -> None:
+    from services.rounds.players import PlayerService
+    from services.rounds.proposals import Proposals
+
+    players = PlayerService(table.service.sessions, table.clock)
+    for operator in ("op", "op2"):
+        players.register(operator, "operator")
+    table.service.set_manual_cards("t1", True)
+    round_id = table.open_with_bets()
+    proposals = Proposals(table.service)
+    proposal = proposals.propose_card(round_id, Card.from_code("5H"), "reader fault", Origin("op", "ops page"))
+    proposals.approve(proposal["id"], Origin("op2", "ops page"))
+    table.tick(seconds=0)  # the controller re-reads the round the API moved
+    assert table.controller.deck.has_seen(Card.from_code("5H"))
+    assert table.controller.current is not None and table.controller.current.cards == (Card.from_code("5H"),)
+    table.scan("5H")  # the same card from the shoe: refused as already dealt, never dealt twice
+    assert "card 5H was already dealt from this deck" in table.alerts()[-1]
+    table.scan("2D")
+    assert table.controller.current.cards == (Card.from_code("5H"), Card.from_code("2D"))
+    restarted = table.new_controller()  # rebuilt from the journal: the card by hand still counts
+    assert restarted.deck.has_seen(Card.from_code("5H")) and restarted.deck.remaining == 52 - 2

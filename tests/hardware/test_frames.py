@@ -22,6 +22,7 @@ from hardware.serial_shoe import (
     with_checksum,
 )
 from hardware.serial_shoe.frames import MAX_FRAME, FrameEvent
+from hardware.sim.serial_shoe import shuffle_frame
 
 MONITOR_STREAM = (
     b" [Game]<Card:4S> "
@@ -32,6 +33,7 @@ MONITOR_STREAM = (
     b"[GameAlarm]<Alarm:E7 Shoe Empty>"
     b"<W0x01>\r\n"
     b" [Game]<Card:10C> "
+    b" [New Shoe]<Shuffle> "
 )
 MONITOR_EVENTS: list[FrameEvent] = [
     CardRead("4S", burn=False, raw=b"[Game]<Card:4S>"),
@@ -42,6 +44,7 @@ MONITOR_EVENTS: list[FrameEvent] = [
     Alarm("E7", "Shoe Empty", raw=b"[GameAlarm]<Alarm:E7 Shoe Empty>"),
     DeviceWarning("0x01", raw=b"<W0x01>"),
     CardRead("TC", burn=False, raw=b"[Game]<Card:10C>"),
+    NewDeck(raw=b"[New Shoe]<Shuffle>"),
 ]
 
 
@@ -55,12 +58,24 @@ def feed_all(parser: MonitorParser | LineParser, chunks: list[bytes]) -> list[Fr
 def test_every_monitor_message_becomes_its_event() -> None:
     parser = MonitorParser()
     assert parser.feed(MONITOR_STREAM) == MONITOR_EVENTS
-    assert (parser.stats.frames, parser.stats.garbage, parser.stats.overlong) == (8, 0, 0)
+    assert (parser.stats.frames, parser.stats.garbage, parser.stats.overlong) == (9, 0, 0)
 
 
 def test_monitor_frames_fed_a_byte_at_a_time_give_the_same_events() -> None:
     parser = MonitorParser()
     assert feed_all(parser, [bytes([b]) for b in MONITOR_STREAM]) == MONITOR_EVENTS
+    assert parser.stats.garbage == 0
+
+
+def test_a_monitors_new_shoe_frame_fed_a_byte_at_a_time_announces_a_new_deck() -> None:
+    """Found in review: the monitor dialect had no new-deck frame, so a monitor shoe (and its simulator) could never
+    say a new deck was loaded; the simulator sends this one."""
+    parser = MonitorParser()
+    frame = shuffle_frame("monitor")
+    assert feed_all(parser, [bytes([b]) for b in b"[Game]<Card:4S>" + frame]) == [
+        CardRead("4S", burn=False, raw=b"[Game]<Card:4S>"),
+        NewDeck(raw=b"[New Shoe]<Shuffle>"),
+    ]
     assert parser.stats.garbage == 0
 
 

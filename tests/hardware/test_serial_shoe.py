@@ -10,7 +10,16 @@ from collections.abc import Iterator
 import pytest
 import serial
 
-from hardware.serial_shoe import Backoff, CardRead, Connected, Disconnected, DriverEvent, Misread, SerialShoe
+from hardware.serial_shoe import (
+    Backoff,
+    CardRead,
+    Connected,
+    Disconnected,
+    DriverEvent,
+    Misread,
+    NewDeck,
+    SerialShoe,
+)
 from hardware.serial_shoe.frames import Alarm
 from hardware.sim import Faults, VirtualShoe, shuffled_deck
 
@@ -117,5 +126,19 @@ def test_the_port_is_opened_exclusively(sim: VirtualShoe, dialect: str) -> None:
         reader.until(1, Connected)
         with pytest.raises(serial.SerialException):
             serial.serial_for_url(str(sim.path), exclusive=True)
+    finally:
+        reader.close()
+
+
+def test_every_dialect_of_the_simulated_shoe_announces_a_new_deck(sim: VirtualShoe, dialect: str) -> None:
+    """Found in review: the monitor dialect sent nothing for a new deck, so its decks could never be told apart."""
+    reader = Reader(SerialShoe(str(sim.path), dialect, backoff=FAST))
+    try:
+        reader.until(1, Connected)
+        sim.deal("AS")
+        sim.new_deck()
+        sim.deal("AS")  # the same card, from the next deck
+        events = [e for e in reader.until(2, CardRead) if isinstance(e, CardRead | NewDeck)]
+        assert [type(e).__name__ for e in events] == ["CardRead", "NewDeck", "CardRead"]
     finally:
         reader.close()

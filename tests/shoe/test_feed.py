@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.bus.feed import ShoeFeed, ShoeInlet
+from services.bus.feed import OutOfSequence, ShoeFeed, ShoeInlet, Taken
 from services.bus.messages import ShoeCard, ShoeNewDeck, ShoeStatus, encode
 from services.shoe.timecode import VideoClock
 
@@ -133,3 +135,84 @@ def test_a_feed_that_resumes_from_its_journal_ignores_the_shoes_first_seq() -> N
     inlet = ShoeInlet("s1", next_seq=4)
     assert inlet.status(status(first_seq=9, last_seq=9)) == []
     assert inlet.feed.next_seq == 4 and inlet.gap() is not None  # it asks for 4…9: the journal is the truth
+
+
+# ---- a shoe restarted: with its outbox (the count goes on) or without it (the count starts again) ----------------
+
+
+def run_card(seq: int, boot: str, minute: int, boot_seq: int | None = None) -> ShoeCard:
+    """A card of one run (boot) of the shoe's daemon; ``boot_seq``: the first seq that run stamped, as it says."""
+    return card(seq, boot=boot, minute=minute).model_copy(update={"boot_seq": boot_seq})
+
+
+def test_a_new_run_whose_first_message_is_late_still_starts_a_new_sequence_and_asks_for_it() -> None:
+    """Found in review: a run without its outbox was recognised only from its seq 1 arriving first."""
+    feed = ShoeFeed("s1", next_seq=1)
+    for seq in (1, 2, 3):
+        feed.receive(card(seq, boot="b1"))
+    assert feed.receive(card(2, boot="b2", minute=1)) == []  # held: seq 1 of the new run comes first
+    request = feed.gap()
+    assert request is not None and (request.from_seq, request.to_seq) == (1, 1)
+    assert [m.seq for m in feed.receive(card(1, boot="b2", minute=1))] == [1, 2]
+    assert feed.restarts == 1
+
+
+def test_a_feed_resumed_from_the_journal_knows_the_shoes_run_and_the_newest_stamp_taken() -> None:
+    """Found in review: a restarted controller knew no run of the shoe, so a run that had restarted without its outbox
+    meanwhile was never recognised — its cards were dropped as duplicates of the old run's seq, in silence."""
+    newest = datetime(2026, 12, 3, 0, 5, tzinfo=UTC)
+    feed = ShoeFeed("s1", next_seq=31, boot="b1", newest=newest)
+    taken = feed.take(card(1, boot="b0", minute=5))  # an older run's message, stamped no later than the newest taken
+    assert taken.ready == () and [(m.boot_id, m.seq) for m, _why in taken.refused] == [("b0", 1)]
+    assert "not after the newest" in taken.refused[0][1] and feed.replays == 1
+    assert [m.seq for m in feed.receive(card(1, boot="b2", minute=6))] == [1]  # the shoe restarted: a new sequence
+    assert [m.seq for m in feed.receive(card(2, boot="b2", minute=6))] == [2]
+
+
+def test_a_run_that_kept_its_outbox_goes_on_counting_and_its_old_messages_still_fill_a_gap() -> None:
+    feed = ShoeFeed("s1", next_seq=1)
+    for seq in (1, 2, 3):
+        feed.receive(run_card(seq, "b1", 0, boot_seq=1))
+    assert feed.receive(run_card(5, "b2", 1, boot_seq=5)) == []  # b1 stamped 4 before it stopped: still wanted
+    request = feed.gap()
+    assert request is not None and (request.from_seq, request.to_seq) == (4, 4)
+    assert [m.seq for m in feed.receive(run_card(4, "b1", 0, boot_seq=1))] == [4, 5]  # resent from the same outbox
+    assert feed.restarts == 0
+
+
+def test_a_run_that_lost_its_outbox_says_so_even_when_its_first_message_seen_is_past_the_old_count() -> None:
+    feed = ShoeFeed("s1", next_seq=1)
+    for seq in (1, 2, 3):
+        feed.receive(run_card(seq, "b1", 0, boot_seq=1))
+    assert feed.receive(run_card(4, "b2", 1, boot_seq=1)) == []  # the new run counts from 1: 1…3 are new cards
+    assert feed.restarts == 1
+    request = feed.gap()
+    assert request is not None and (request.from_seq, request.to_seq) == (1, 3)
+
+
+def test_what_a_restart_leaves_behind_is_refused_with_why_never_dropped() -> None:
+    feed = ShoeFeed("s1", next_seq=1)
+    feed.receive(card(1, boot="b1"))
+    assert feed.receive(card(3, boot="b1")) == []  # waiting for 2, which the old run will never send now
+    taken = feed.take(card(1, boot="b2", minute=1))
+    assert [m.seq for m in taken.ready] == [1]
+    assert [(m.boot_id, m.seq) for m, _why in taken.refused] == [("b1", 3)]
+    late = feed.take(card(2, boot="b1"))  # the old run's message, late
+    assert late.ready == () and [(m.boot_id, m.seq) for m, _ in late.refused] == [("b1", 2)]
+    assert "before it restarted" in late.refused[0][1]
+
+
+def test_a_message_the_feed_already_passed_is_handed_back_unless_it_delivered_it_itself() -> None:
+    """Below where the feed resumed, only the journal knows whether a message was taken: the consumer looks."""
+    feed = ShoeFeed("s1", next_seq=5, boot="b1")
+    behind = feed.take(card(3, boot="b1"))
+    assert behind.ready == () and [m.seq for m, _ in behind.refused] == [3]
+    assert [m.seq for m in feed.receive(card(5, boot="b1"))] == [5]
+    again = feed.take(card(5, boot="b1"))  # delivered by this feed a moment ago: a duplicate, counted
+    assert again == Taken() and feed.duplicates == 1
+
+
+def test_the_inlet_hands_back_a_refused_message_with_why_it_takes_no_place_in_the_sequence() -> None:
+    inlet = ShoeInlet("s1", next_seq=31, boot="b1", newest=datetime(2026, 12, 3, 0, 5, tzinfo=UTC))
+    [(event, why)] = inlet.card(encode(card(1, boot="b0", minute=1)))
+    assert event.boot_id == "b0" and isinstance(why, OutOfSequence) and "b0" in why.why
