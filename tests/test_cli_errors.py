@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from tests.support import wait_until
 
 NOBODY = "mqtt://127.0.0.1:1"  # nothing listens there: a command that got that far would fail to connect
 BAD = [
@@ -32,11 +38,21 @@ BAD = [
     (["api", "--database", "sqlite:///{tmp}/none.db"], "no database at"),
     (["players", "add", "ana", "--role", "king"], "invalid choice: 'king'"),
     (["broker", "--port", "-5"], "a port is 0–65535, got -5"),
+    (["broker", "--host", "999.1.1.1"], "studio broker: cannot listen on 999.1.1.1:0: "),
+    (["broker", "--port", "{busy}"], "studio broker: cannot listen on 127.0.0.1:{busy}: Address already in use"),
     (["shoe", "--table", "T/1#", "--device", "sim://serial"], "invalid table id 'T/1#'"),
     (["shoe", "--table", "T1", "--device", "sim://serial", "--broker", "http://x"], "invalid MQTT URL 'http://x'"),
     (["shoe", "--table", "T1", "--device", "sim://serial?interval=-1", "--broker", NOBODY], "interval must be within"),
     (["shoe", "--table", "T1", "--device", "usb://x", "--broker", NOBODY], "unknown device usb://x"),
     (["shoe", "--table", "T1", "--device", "sim://serial", "--fps", "0"], "expected a whole number ≥ 1, got 0"),
+    (
+        ["shoe", "--table", "T1", "--device", "sim://serial", "--outbox", "/nonexistent/dir/o", "--broker", NOBODY],
+        "--outbox /nonexistent/dir/o: no directory /nonexistent/dir",
+    ),
+    (
+        ["shoe", "--table", "T1", "--device", "sim://serial", "--outbox", "{tmp}", "--broker", NOBODY],
+        "cannot open the outbox",
+    ),
     (["new-deck", "--table", "T/1"], "invalid table id 'T/1'"),
     (["shoe-key", "new", "--shoe-id", "a b"], "invalid table id 'a b'"),
     (
@@ -55,7 +71,18 @@ BAD = [
         "--lease-seconds must be at least 2",
     ),
     (["controller", "--tables", "T1", "--broker", NOBODY, "--database", "sqlite:///{tmp}/none.db"], "no database at"),
+    # fail closed: the shoe's keys folder must be a folder, and a table whose shoe has no key there is refused
+    (["controller", "--tables", "T1", "--shoe-keys", "{tmp}/empty.png", "--broker", NOBODY], "is not a folder"),
+    (["controller", "--tables", "T1", "--shoe-keys", "/nonexistent/keys", "--broker", NOBODY], "no folder"),
+    (
+        ["controller", "--tables", "T1", "--broker", NOBODY, "--database", "sqlite:///{tmp}/k.db", "--create-database"],
+        "table T1: shoe T1-shoe has no signing key in .studio/keys: make one (studio shoe-key new --shoe-id T1-shoe)",
+    ),
     (["pokdeng", "rtp", "--threshold", "7"], "a threshold is 1–5, got 7"),
+    (
+        ["pokdeng", "rtp", "--rounds", "99999999999999999999"],
+        "rounds to simulate are 1–100,000,000 (a few minutes), got 99999999999999999999",
+    ),
     (["pokdeng", "rtp", "--hold-multiple", "2"], "a hold multiple (never below the largest loss, 3) is 3–1000, got 2"),
     (["ops", "rounds", "--state", "won"], "invalid choice: 'won'"),
     (["ops", "correct", "r1", "--card", "8"], "expected INDEX=CARD such as 8=2C, got '8'"),
@@ -79,7 +106,16 @@ BAD = [
 
 
 @pytest.fixture(scope="module")
-def answers(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, str, str]]:
+def busy_port() -> Iterator[int]:
+    """A port something listens on (never assumed free or taken: this test's own socket holds it)."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        yield int(busy.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory: pytest.TempPathFactory, busy_port: int) -> list[tuple[int, str, str]]:
     tmp = tmp_path_factory.mktemp("cli")
     (tmp / "empty.npz").write_bytes(b"")
     (tmp / "empty.png").write_bytes(b"")
@@ -89,7 +125,7 @@ def answers(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, str, st
     cv2.imwrite(str(tmp / "card.png"), np.full((40, 30, 3), 255, np.uint8))
 
     def run(argv: list[str]) -> tuple[int, str, str]:
-        command = [sys.executable, "-m", "services.cli", *(arg.format(tmp=tmp) for arg in argv)]
+        command = [sys.executable, "-m", "services.cli", *(arg.format(tmp=tmp, busy=busy_port) for arg in argv)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False, cwd=tmp)
         return done.returncode, done.stdout, done.stderr
 
@@ -98,9 +134,9 @@ def answers(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, str, st
 
 
 @pytest.mark.parametrize("case", range(len(BAD)), ids=[" ".join(argv[:3]) for argv, _ in BAD])
-def test_bad_arguments_get_one_line_naming_them(answers: list[tuple[int, str, str]], case: int) -> None:
+def test_bad_arguments_get_one_line_naming_them(answers: list[tuple[int, str, str]], busy_port: int, case: int) -> None:
     status, _out, err = answers[case]
-    _argv, expected = BAD[case]
+    expected = BAD[case][1].format(busy=busy_port)
     assert "Traceback" not in err
     assert status in (1, 2), err
     assert expected in err
@@ -134,3 +170,30 @@ def test_a_new_sqlite_database_is_made_only_when_asked(tmp_path: Path) -> None:
     assert refused.returncode == 2 and not path.exists()
     made = subprocess.run([*command, "--create-database"], capture_output=True, text=True, timeout=60, check=False)
     assert made.returncode == 0 and path.exists() and '"token"' in made.stdout
+
+
+def test_a_given_outbox_directory_is_never_made(tmp_path: Path) -> None:
+    outbox = tmp_path / "missing" / "dir" / "o"
+    command = [sys.executable, "-m", "services.cli", "shoe", "--table", "T1", "--device", "sim://serial"]
+    done = subprocess.run(
+        [*command, "--outbox", str(outbox), "--broker", NOBODY], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 2 and f"no directory {outbox.parent}" in done.stderr
+    assert not (tmp_path / "missing").exists()
+
+
+def test_the_default_outbox_directory_is_made_and_the_outbox_is_private(tmp_path: Path) -> None:
+    """Without --outbox, the run directory is made; the outbox in it (it holds the cards) is its owner's alone."""
+    run_dir = tmp_path / "run" / "dir"
+    command = [sys.executable, "-m", "services.cli", "shoe", "--table", "T1", "--device", "sim://serial"]
+    env = os.environ | {"STUDIO_RUN_DIR": str(run_dir)}
+    process = subprocess.Popen(
+        [*command, "--broker", NOBODY], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    outbox = run_dir / "shoe-T1-shoe.outbox"
+    try:
+        wait_until(outbox.exists, 30, "the default outbox")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert stat.S_IMODE(outbox.stat().st_mode) == 0o600

@@ -7,9 +7,11 @@ import json
 import time
 from typing import Any
 
-from services.cli.arguments import positive_int, seed
+from services.cli.arguments import seed
 from services.cli.commands import help_of
 from services.games.pokdeng.settings import LARGEST_LOSS_MULTIPLE, THRESHOLDS
+
+MAX_ROUNDS = 100_000_000  # about 5 minutes on one core (10,000,000 rounds, the default, take about 30 s)
 
 
 def register(commands: Any) -> None:
@@ -19,14 +21,16 @@ def register(commands: Any) -> None:
         "rtp",
         help="the return of each bet type (player side, banker side, insurance) for a table's settings",
         description="Insurance exactly; the player and banker sides by simulating whole rounds (vectorised), with "
-        "the 95 %% interval. Returns are per unit staked: 1.0 is break-even.",
+        "the 95 % interval. Returns are per unit staked: 1.0 is break-even.",
     )
     rtp.add_argument("--commission-bps", type=_commission, default=0, help="commission on wins (default 0)")
     rtp.add_argument("--threshold", type=_threshold, default=4, help="every seat's auto-draw threshold, 1–5 (4)")
     rtp.add_argument(
         "--hold-multiple", type=_hold_multiple, default=3, help="the credit hold (it does not change the returns)"
     )
-    rtp.add_argument("--rounds", type=positive_int, default=10_000_000, help="rounds to simulate (10,000,000)")
+    rtp.add_argument(
+        "--rounds", type=_rounds, default=10_000_000, help=f"rounds to simulate, 1–{MAX_ROUNDS:,} (10,000,000)"
+    )
     rtp.add_argument("--seed", type=seed, default=1, help="the simulation's seed (1)")
     rtp.add_argument("--json", action="store_true", help="one JSON object")
     rtp.set_defaults(run=run)
@@ -39,6 +43,16 @@ def _bounded(text: str, low: int, high: int, what: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if not low <= value <= high:
         raise argparse.ArgumentTypeError(f"{what} is {low}–{high}, got {value}")
+    return value
+
+
+def _rounds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 1 <= value <= MAX_ROUNDS:
+        raise argparse.ArgumentTypeError(f"rounds to simulate are 1–{MAX_ROUNDS:,} (a few minutes), got {value}")
     return value
 
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -82,14 +83,23 @@ def run_shoe(args: argparse.Namespace) -> int:
         print(f"studio shoe: --witness needs a camera (camera://… or sim://camera), not {args.device}", file=sys.stderr)
         return 2
     shoe_id = args.shoe_id or f"{args.table}-{'camera' if args.witness else 'shoe'}"
-    outbox = args.outbox or broker.RUN_DIR / f"shoe-{shoe_id}.outbox"
     if key is not None and key.shoe_id != shoe_id:
         print(f"studio shoe: {args.key} is a key of shoe {key.shoe_id}, not of {shoe_id}", file=sys.stderr)
         return 2
+    outbox = args.outbox or broker.RUN_DIR / f"shoe-{shoe_id}.outbox"
+    if args.outbox is None:
+        broker.RUN_DIR.mkdir(parents=True, exist_ok=True)  # only the default's directory is made
+    elif not args.outbox.parent.is_dir():
+        print(f"studio shoe: --outbox {args.outbox}: no directory {args.outbox.parent}", file=sys.stderr)
+        return 2
+    config = ShoeConfig(args.table, shoe_id, outbox, url, source=spec.source, key=key, witness=args.witness)
+    try:
+        daemon = ShoeDaemon(config, spec.device, video)
+    except (OSError, sqlite3.Error) as error:
+        print(f"studio shoe: cannot open the outbox {outbox}: {_reason(error)}", file=sys.stderr)
+        return 2
     if key is None:
         logging.getLogger("studio.shoe").warning("shoe %s signs nothing (--key): any client could deal", shoe_id)
-    config = ShoeConfig(args.table, shoe_id, outbox, url, source=spec.source, key=key, witness=args.witness)
-    daemon = ShoeDaemon(config, spec.device, video)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
@@ -106,6 +116,10 @@ def run_shoe(args: argparse.Namespace) -> int:
         print(f"studio shoe: {error}", file=sys.stderr)
         return 2
     return 0
+
+
+def _reason(error: Exception) -> str:
+    return (error.strerror or str(error)) if isinstance(error, OSError) else " ".join(str(error).split())
 
 
 def run_new_deck(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""Worked examples for the spec's "Hand ranks" and "Comparison" sections (../shared/rules/pokdeng.md).
+"""Worked examples for the spec's "Hand ranks" and "Comparison" sections (docs/rules/pokdeng.md).
 
 Hands are written as space-separated card codes (rank + suit, ``S H D C`` = ♠ ♥ ♦ ♣).
 Every comparison is checked both ways round: swapping banker and seat must swap the winner.

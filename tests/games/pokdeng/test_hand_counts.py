@@ -2,7 +2,7 @@
 
 All 1,326 two-card and 22,100 three-card hands are classified by the code under test and counted
 per (rank, multiplier) and per (rank, multiplier, points). The expected numbers are derived here,
-from the spec alone (../shared/rules/pokdeng.md, "Cards" and "Hand ranks"), twice over:
+from the spec alone (docs/rules/pokdeng.md, "Cards" and "Hand ranks"), twice over:
 
 * closed forms, with the hand-computed totals written out as literals so the file reads as a spec;
 * a naive rank-level enumeration: every multiset of ranks, weighted by how many suit assignments
