@@ -33,9 +33,10 @@ from hardware.sim import VirtualShoe
 from services.bus import topics
 from services.bus.client import Subscriber
 from services.rounds.models import Round, RoundLogEntry
+from services.rounds.returns import HOUSE_SETTINGS
 from services.studio.assembly import StudioConfig, running_studio
 
-FAST = {"betting_window_ms": 100, "insurance_window_ms": 100, "decision_window_ms": 100}
+FAST = HOUSE_SETTINGS | {"betting_window_ms": 100, "insurance_window_ms": 100, "decision_window_ms": 100}
 
 
 class Timing:

@@ -103,6 +103,7 @@ from services.rounds.errors import RoundError
 from services.rounds.models import Round, RoundLogEntry, Wager
 from services.rounds.players import PlayerService
 from services.rounds.pokdeng import Bet, pokdeng
+from services.rounds.returns import HOUSE_SETTINGS
 from services.rounds.service import RoundService
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
 from services.studio.dealer import SimulatedDealer
@@ -580,7 +581,7 @@ def main() -> None:
     args = parser.parse_args()
     run = uuid.uuid4().hex[:4]
     tables = [f"B{run}-{index + 1}" for index in range(args.tables)]
-    settings = {f"{kind}_window_ms": args.window_ms for kind in ("betting", "insurance", "decision")}
+    settings = HOUSE_SETTINGS | {f"{kind}_window_ms": args.window_ms for kind in ("betting", "insurance", "decision")}
     players = {table: [f"p{run}-{index + 1}-{j + 1}" for j in range(args.bets)] for index, table in enumerate(tables)}
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"start: {uptime}", file=sys.stderr)
