@@ -55,7 +55,8 @@ def studio_urls(studio: RunningStudio, tables: tuple[str, ...], login: str) -> s
     database = "" if studio.config.database_url else f" --database {studio.database_url}"  # else the env URL is used
     lines.append(
         f"  a console token: studio players add NAME --role dealer --tables {','.join(tables)}{database}; "
-        f"an operator's: studio players add NAME --role operator{database}; stop with Ctrl-C"
+        f"an operator's: studio players add NAME --role operator{database}; an admin's (staff accounts and tokens): "
+        f"studio players add NAME --role admin{database}; stop with Ctrl-C"
     )
     return "\n".join(lines)
 
