@@ -119,12 +119,14 @@ class TableController:
             self._new_deck(message)
             return
         card = Card.from_code(message.card)
-        in_round = self.current is not None and card in self.current.cards  # even across a new deck
-        if self.deck.has_seen(card) or in_round:
+        # one deck: a card in the round cannot come again, even across a new deck; a shoe of several holds copies
+        in_round = self.deck.decks == 1 and self.current is not None and card in self.current.cards
+        if not self.deck.can_take(card) or in_round:
             hidden = card in self._hidden()
             shown = "a face-down card" if hidden else f"card {card}"
-            where = "from this deck" if self.deck.has_seen(card) else "in this round (before the new deck)"
-            if self._refuse(message, f"{shown} was already dealt {where}", public_card=not hidden):
+            spent = " from this deck" if self.deck.decks == 1 else f" {self.deck.decks} times from this shoe"
+            where = spent if not self.deck.can_take(card) else " in this round (before the new deck)"
+            if self._refuse(message, f"{shown} was already dealt{where}", public_card=not hidden):
                 self.deck.note_refused(card)
             return
         if message.burn:
@@ -388,7 +390,7 @@ class TableController:
             ).all()  # fmt: skip
             held = _held_report(session, self.table_id)
         self.most_cards()  # read now, where a failure is the start's: never later, from ``next_deadline``
-        self.deck = DeckTracker()
+        self.deck = DeckTracker(decks=self.service.decks(self.table_id))
         for row in rows:
             if row.kind == "new_deck" and row.disposition == "deck":  # not another shoe's, refused
                 self.deck.shuffle()

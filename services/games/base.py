@@ -145,6 +145,11 @@ class Game(ABC, Generic[R, C]):
         """The table deals from a committed server shuffle instead of a shoe (rooms played online)."""
         return False
 
+    def decks(self, settings: Any) -> int:
+        """How many 52-card decks the table's shoe holds, shuffled together (the controller counts each code up to
+        it, and reconciles a shoe fill against it)."""
+        return 1
+
     # rounds and commands
     @abstractmethod
     def new_round(self, settings: Any) -> R: ...

@@ -296,6 +296,11 @@ class RoundService:
         port, settings = self._table_settings(table_id)
         return 0 if port.deals_online(settings) else port.most_cards(settings)
 
+    def decks(self, table_id: str) -> int:
+        """How many decks the table's shoe holds (its game says, from the table's settings)."""
+        port, settings = self._table_settings(table_id)
+        return port.decks(settings)
+
     def deals_online(self, table_id: str) -> bool:
         """The table's rooms are dealt from a committed server shuffle: no shoe."""
         port, settings = self._table_settings(table_id)

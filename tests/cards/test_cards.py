@@ -100,3 +100,34 @@ def test_a_deck_reconciles_missing_and_doubled_cards_exactly(
 def test_a_whole_deck_reconciles_clean() -> None:
     assert DeckTracker(FULL_DECK).reconcile() == DeckCount(52, (), ())
     assert DeckTracker(FULL_DECK).reconcile().clean
+
+
+def test_an_eight_deck_shoe_takes_eight_of_each_card_and_refuses_the_ninth() -> None:
+    shoe = DeckTracker(decks=8)
+    ace = Card.from_code("AS")
+    for _ in range(8):
+        shoe.record(ace)
+    assert shoe.has_seen(ace) and not shoe.can_take(ace) and shoe.remaining == 416 - 8
+    with pytest.raises(DuplicateCardError, match=r"AS was already dealt 8 times \(every copy\), first as card #1"):
+        shoe.record(ace)
+    assert DeckTracker(FULL_DECK * 8, decks=8).reconcile() == DeckCount(416, (), ())
+    with pytest.raises(ValueError, match="a shoe holds 1–16 decks, got 0"):
+        DeckTracker(decks=0)
+
+
+@given(st.integers(1, 8), st.data())
+def test_a_shoe_of_any_size_reconciles_each_missing_and_extra_copy(decks: int, data: st.DataObject) -> None:
+    """Whatever copies left the shoe: each copy short of ``decks`` is missing once, each copy beyond it doubled once."""
+    copies = data.draw(st.lists(st.sampled_from(FULL_DECK), max_size=60))
+    tracker = DeckTracker(decks=decks)
+    taken = Counter[Card]()
+    for card in copies:
+        if tracker.can_take(card):
+            tracker.record(card)
+        else:
+            tracker.note_refused(card)
+        taken[card] += 1
+    count = tracker.reconcile()
+    assert Counter(count.missing) == Counter({card: decks - taken[card] for card in FULL_DECK if taken[card] < decks})
+    assert Counter(count.doubled) == Counter({card: n - decks for card, n in taken.items() if n > decks})
+    assert count.seen == len(copies) and tracker.remaining == 52 * decks - sum(min(n, decks) for n in taken.values())

@@ -37,11 +37,14 @@ HOUSE = "house"
 class Settings:
     stake: int = 100
     seating_ms: int = 1_000
+    decks: int = 1  # the shoe's decks: a game of several shows the core counting copies per code
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
             if type(value) is not int or not 0 < value <= 10**9:
                 raise GameSettingsError(f"setting {name}: expected a whole number 1–10^9, got {value!r}")
+        if self.decks > 8:
+            raise GameSettingsError(f"setting decks: a shoe of 1–8 decks, got {self.decks}")
 
 
 Command = Sit | CloseSeating | Deal | Void
@@ -64,9 +67,9 @@ class HighCard(RoomGame[Round]):
     name = "highcard"
 
     def settings(self, raw: Mapping[str, Any]) -> Settings:
-        unknown = sorted(set(raw) - {"stake", "seating_ms"})
+        unknown = sorted(set(raw) - {"stake", "seating_ms", "decks"})
         if unknown:
-            raise GameSettingsError(f"unknown setting {unknown[0]!r} (known: stake, seating_ms)")
+            raise GameSettingsError(f"unknown setting {unknown[0]!r} (known: stake, seating_ms, decks)")
         return replace(Settings(), **raw)
 
     def settings_dict(self, settings: Settings) -> dict[str, Any]:
@@ -74,6 +77,9 @@ class HighCard(RoomGame[Round]):
 
     def most_cards(self, settings: Settings) -> int:
         return len(SEATS) + 1
+
+    def decks(self, settings: Settings) -> int:
+        return settings.decks
 
     def new_round(self, settings: Settings) -> Round:
         return Round(settings)
