@@ -1,5 +1,5 @@
 """Bookkeeping of the cards dealt from one shoe fill: ``decks`` standard 52-card decks shuffled together (one for Pok
-Deng and the rooms; eight for a baccarat shoe). Each card code is counted: a shoe of ``decks`` holds that many of each."""
+Deng and the rooms; eight for a baccarat shoe). Each card code is counted: the shoe holds ``decks`` copies of each."""
 
 from __future__ import annotations
 
