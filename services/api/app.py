@@ -177,7 +177,7 @@ async def _refused(request: Request, error: Exception) -> JSONResponse:
     """A refusal by the rounds, a game, the ledger or the cards: its own code and status; a forbidden action of a
     staff member is journaled too (``services.api.refusals``)."""
     code, status = getattr(error, "code", "invalid_request"), getattr(error, "status", 422)
-    if status == 403:
+    if status in (403, 409):  # forbidden, or refused in its state (four eyes required, a card by hand refused…)
         await anyio.to_thread.run_sync(refusals.journal, request, code, str(error))
     return JSONResponse({"code": code, "message": str(error)}, status_code=status)
 

@@ -15,7 +15,7 @@ from services.ledger.wallets import WalletService
 from services.rounds.errors import AuthError, ForbiddenError
 from services.rounds.players import Identity, PlayerService
 from services.rounds.service import RoundService, table_of_round
-from services.rounds.staff import STAFF, Actor
+from services.rounds.staff import STAFF, Actor, a
 
 
 def _no_notice(_round_id: str) -> None:
@@ -81,7 +81,7 @@ def current_identity(
 def role(*allowed: str) -> object:
     def check(identity: Annotated[Identity, Depends(current_identity)]) -> Identity:
         if identity.role not in allowed:
-            raise ForbiddenError(f"{identity.id} is a {identity.role}; this needs the role {' or '.join(allowed)}")
+            raise ForbiddenError(f"{identity.id} is {a(identity.role)}; this needs the role {' or '.join(allowed)}")
         return identity
 
     return Depends(check)
@@ -97,6 +97,7 @@ CurrentPlayer = Annotated[Identity, role("player")]
 CurrentOperator = Annotated[Identity, role("operator")]
 CurrentStaff = Annotated[Identity, role("dealer", "operator")]
 CurrentManager = Annotated[Identity, role("operator", "admin")]  # who makes players, or assigns dealers
+CurrentAdmin = Annotated[Identity, role("admin")]
 AnyStaff = Annotated[Identity, role(*STAFF)]
 
 

@@ -7,12 +7,14 @@ could not read, entered by hand as an operator's proposal that a second operator
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from services.api.deps import (
     AnyStaff,
+    CurrentAdmin,
     CurrentManager,
     CurrentOperator,
     IdempotencyKey,
@@ -32,6 +34,7 @@ from services.api.schemas import (
     RecalculateIn,
     RejectIn,
     StaffEventOut,
+    StaffOut,
     TableChangeIn,
     TableIn,
     TimeoutIn,
@@ -40,6 +43,7 @@ from services.api.schemas import (
     WalletOut,
 )
 from services.cards import Card
+from services.db.unit_of_work import run_transaction
 from services.rounds import audit, decks, display
 from services.rounds.adapters import AppliedOut, applied_out
 from services.rounds.proposals import FourEyesRequiredError, Origin, Proposals
@@ -68,12 +72,27 @@ def replace_token(player_id: str, staff: AnyStaff, services: ServicesDep, reques
     return TokenOut(id=player_id, role=services.players.authenticate(token).role, token=token)
 
 
+@router.post("/players/{player_id}/confirm")
+def confirm_operator(player_id: str, admin: CurrentAdmin, services: ServicesDep, request: Request) -> StaffOut:
+    """A second admin's word on an operator's token that an admin issued (a new operator, or a token reissued): until
+    then it proposes and decides nothing. The admin who issued it cannot confirm it."""
+    return StaffOut(**services.players.confirm(player_id, by=actor_of(admin, request)))
+
+
+@router.get("/staff")
+def staff_accounts(_manager: CurrentManager, services: ServicesDep) -> list[StaffOut]:
+    """Every staff account: its role, who issued its token, and (operators) who confirmed it."""
+    return [StaffOut(**row) for row in services.players.staff()]
+
+
 @router.get("/staff-log")
 def staff_log(
     _manager: CurrentManager,
     services: ServicesDep,
     subject: Annotated[str | None, Query(max_length=64, description="only events about this account")] = None,
-    before: Annotated[int | None, Query(ge=1, description="only events older than this one (paging)")] = None,
+    before: Annotated[
+        int | None, Query(ge=1, le=2**63 - 1, description="only events older than this one (paging)")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> list[StaffEventOut]:
     """The staff log, newest first: accounts made, tokens reissued, tables given and taken, actions refused."""
@@ -108,14 +127,27 @@ def me(manager: CurrentManager) -> dict[str, str]:
 
 
 @router.post("/tables", status_code=201)
-def create_table(body: TableIn, _operator: CurrentOperator, services: ServicesDep) -> TableIn:
+def create_table(body: TableIn, operator: CurrentOperator, services: ServicesDep, request: Request) -> TableIn:
+    """A new table (in the staff log, with whether it takes cards by hand)."""
     services.rounds.create_table(
         body.id, body.currency, body.settings, body.game, body.video_url_template, body.allow_return_over_100,
         body.wallet, body.verify, body.verify_window_ms, body.manual_cards,
     )  # fmt: skip
     if (body.overlay_delay_ms, body.language) != (0, "en"):
         display.change_display(services.rounds, body.id, body.overlay_delay_ms, body.language)
+    _logged(services, operator, request, "table_created", body.id, body.model_dump(exclude={"id"}))
     return body
+
+
+def _logged(
+    services: ServicesDep, operator: Any, request: Request, action: str, table_id: str, what: dict[str, Any]
+) -> None:
+    """A table made or changed, in the staff log (its settings decide money and which cards are trusted)."""
+    said = json.dumps({key: value for key, value in what.items() if value is not None}, sort_keys=True)
+    run_transaction(
+        services.players.sessions,
+        lambda session: services.players.log.record(session, actor_of(operator, request), action, table_id, said),
+    )
 
 
 @router.get("/tables")
@@ -127,7 +159,7 @@ def tables(_operator: CurrentOperator, services: ServicesDep) -> list[dict[str, 
 
 @router.patch("/tables/{table_id}")
 def change_table(
-    table_id: str, body: TableChangeIn, _operator: CurrentOperator, services: ServicesDep
+    table_id: str, body: TableChangeIn, operator: CurrentOperator, services: ServicesDep, request: Request
 ) -> dict[str, Any]:
     """Change the table's settings (from its next round; checked as at creation: a house bet returning 100 % or more
     needs ``allow_return_over_100``), its return override, where its video is watched, its overlay's delay or its
@@ -147,6 +179,7 @@ def change_table(
     if body.manual_cards is not None:
         services.rounds.set_manual_cards(table_id, body.manual_cards)
     [table] = audit.tables(services.rounds, table_id)  # 404 for an unknown table
+    _logged(services, operator, request, "table_changed", table_id, body.model_dump())
     return table
 
 

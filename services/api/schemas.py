@@ -185,6 +185,17 @@ class TokenOut(BaseModel):
     token: str
 
 
+class StaffOut(BaseModel):
+    """A staff account: an operator whose token an admin issued decides no money until a second admin confirms it."""
+
+    id: str
+    role: str
+    created_at: datetime
+    token_issued_by: str
+    confirmed_by: str | None
+    awaiting_confirmation: bool
+
+
 class StaffEventOut(BaseModel):
     """One line of the staff log: an account made, a token reissued, a table given or taken, an action refused."""
 

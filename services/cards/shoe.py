@@ -19,7 +19,7 @@ class DeckCount:
 
     seen: int  # cards that left the shoe, repeats included
     missing: tuple[Card, ...]  # a copy never seen (a card listed once per copy missing)
-    doubled: tuple[Card, ...]  # a copy seen beyond what the shoe held (once per extra copy)
+    doubled: tuple[Card, ...]  # seen more often than the shoe held copies of it (once per card)
 
     @property
     def clean(self) -> bool:
@@ -67,7 +67,7 @@ class DeckTracker:
         return DeckCount(
             seen=sum(counts.values()),
             missing=tuple(card for card in FULL_DECK for _ in range(max(0, self.decks - counts[card]))),
-            doubled=tuple(card for card in FULL_DECK for _ in range(max(0, counts[card] - self.decks))),
+            doubled=tuple(card for card in FULL_DECK if counts[card] > self.decks),
         )
 
     @property

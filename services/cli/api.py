@@ -22,6 +22,11 @@ def register(commands: Any) -> None:
     api = commands.add_parser("api", help=help_of("api"))
     api.add_argument("--host", default="127.0.0.1")
     api.add_argument("--port", type=port, default=8000)
+    api.add_argument(
+        "--trusted-proxy", default="", metavar="IPS",
+        help="the reverse proxies (comma-separated addresses) whose X-Forwarded-For names the client; by default "
+        "none: the address recorded for each request (proposals, the staff log) is the connection's own",
+    )  # fmt: skip
     add_database_options(api)
     api.set_defaults(run=run_api)
     players = commands.add_parser("players", help=help_of("players"))
@@ -36,6 +41,12 @@ def register(commands: Any) -> None:
     add.add_argument("--tables", type=table_ids, default=(), help="a dealer's tables (comma-separated)")
     add_database_options(add)
     add.set_defaults(run=run_add_player)
+    confirm = actions.add_parser(
+        "confirm", help="confirm an operator's token an admin issued (until then it proposes and decides nothing)"
+    )
+    confirm.add_argument("id")
+    add_database_options(confirm)
+    confirm.set_defaults(run=run_confirm)
 
 
 def run_api(args: argparse.Namespace) -> int:
@@ -62,7 +73,7 @@ def run_api(args: argparse.Namespace) -> int:
         app = create_app(engine, wallet=wallet)
     else:
         app = create_app(engine, notify=RoundNotifier(url), relay=ViewRelay(url), wallet=wallet)
-    serve(app, args.host, args.port)
+    serve(app, args.host, args.port, args.trusted_proxy)
     return 0
 
 
@@ -86,7 +97,20 @@ def run_add_player(args: argparse.Namespace) -> int:
     return 0
 
 
-def serve(app: Any, host: str, port: int) -> None:
+def run_confirm(args: argparse.Namespace) -> int:
+    engine = open_database(args, "studio players confirm")
+    if engine is None:
+        return 2
+    try:
+        confirmed = PlayerService(session_factory(engine)).confirm(args.id)
+    except RoundError as error:
+        print(f"studio players confirm: {error}", file=sys.stderr)
+        return 1
+    print(json.dumps(confirmed))
+    return 0
+
+
+def serve(app: Any, host: str, port: int, trusted_proxy: str = "") -> None:
     """uvicorn until SIGINT/SIGTERM; a clean stop exits 0 (uvicorn re-raises the signal after its graceful shutdown)."""
     import uvicorn
 
@@ -95,4 +119,12 @@ def serve(app: Any, host: str, port: int) -> None:
             super().handle_exit(sig, frame)
             getattr(self, "_captured_signals", []).clear()
 
-    Server(uvicorn.Config(app, host=host, port=port, log_level="info")).run()
+    Server(uvicorn.Config(app, host=host, port=port, log_level="info", **proxies(trusted_proxy))).run()
+
+
+def proxies(trusted: str) -> dict[str, Any]:
+    """uvicorn's proxy settings: X-Forwarded-For is believed only from ``trusted`` addresses (none by default: any
+    local process could otherwise name itself any address in the records)."""
+    if not trusted:
+        return {"proxy_headers": False}
+    return {"proxy_headers": True, "forwarded_allow_ips": trusted}

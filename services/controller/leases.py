@@ -85,7 +85,7 @@ class Leases:
             if row.owner != self.owner and aware(row.expires_at) > now:
                 return row.owner, aware(row.expires_at)
             if row.owner != self.owner:
-                log.warning("table %s: taking over from %s (its lease ran out)", table, row.owner)
+                log.warning("table %s: taking over from %s (its lease was handed back or ran out)", table, row.owner)
                 row.owner, row.epoch = self.owner, row.epoch + 1
             row.expires_at = now + self.ttl
             return row.epoch

@@ -37,6 +37,10 @@ class Player(Base):
     role: Mapped[str] = mapped_column(String(16))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # who issued the current token (an admin, the database's tools ``cli@HOST``; the holder's own rotation keeps it),
+    # and, for an operator, who confirmed that token: unconfirmed, it proposes and decides nothing (staff.may_confirm)
+    token_issued_by: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    confirmed_by: Mapped[str | None] = mapped_column(String(64))
 
 
 class ThresholdChange(Base):

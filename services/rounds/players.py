@@ -11,16 +11,27 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import bindparam, delete, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db.unit_of_work import run_transaction
-from services.rounds.clock import Clock, SystemClock
+from services.rounds.clock import Clock, SystemClock, aware
 from services.rounds.errors import AuthError, NotFoundError, RoundError
 from services.rounds.models import GameTable, Player, TableDealer
-from services.rounds.staff import STAFF, Actor, NotYourTableError, StaffLog, may_assign, may_create, may_reissue
+from services.rounds.staff import (
+    STAFF,
+    Actor,
+    NotYourTableError,
+    StaffLog,
+    a,
+    may_assign,
+    may_confirm,
+    may_create,
+    may_reissue,
+)
 
 ROLES = ("player", "dealer", "operator", "admin")
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -64,7 +75,17 @@ class PlayerService:
         token = new_token()
 
         def work(session: Session) -> None:
-            session.add(Player(id=player_id, role=role, token_hash=token_hash(token), created_at=self.clock.now()))
+            taken = session.scalar(select(Player.id).where(func.lower(Player.id) == player_id.lower()))
+            if taken is not None:  # "OP2" beside "op2" would read as the same person in every log
+                raise RoundError(
+                    f"id {player_id!r} is already registered" + (f" (as {taken!r})" if taken != player_id else "")
+                )
+            session.add(
+                Player(
+                    id=player_id, role=role, token_hash=token_hash(token), created_at=self.clock.now(),
+                    token_issued_by=actor.id, confirmed_by=_confirmed(actor),
+                )
+            )  # fmt: skip
             session.flush()
             if role in STAFF:
                 self.log.record(session, actor, "account_created", player_id, role)
@@ -82,7 +103,7 @@ class PlayerService:
         if role is None:
             raise NotFoundError(f"player {player_id!r} does not exist")
         if role != "player":
-            raise RoundError(f"{player_id!r} is a {role}'s account, which holds no wallet")
+            raise RoundError(f"{player_id!r} is {a(role)}'s account, which holds no wallet")
 
     def revoke(self, player_id: str, by: Actor | None = None) -> str:
         """Replace the account's token: the old one stops working (here at once, elsewhere within ``AUTH_TTL_S``).
@@ -96,6 +117,8 @@ class PlayerService:
             if player is None:
                 raise NotFoundError(f"player {player_id!r} does not exist")
             player.token_hash = token_hash(token)
+            if actor.id != player_id:  # whoever issues a token can act as its holder: an operator's needs confirming
+                player.token_issued_by, player.confirmed_by = actor.id, _confirmed(actor)
             if player.role in STAFF or actor.id != player_id:
                 self.log.record(session, actor, "token_reissued", player_id, player.role)
 
@@ -104,6 +127,27 @@ class PlayerService:
             if identity.id == player_id:
                 self._known.pop(digest, None)
         return token
+
+    def confirm(self, account: str, by: Actor | None = None) -> dict[str, Any]:
+        """A second admin's word on an operator's token an admin issued: from now on it proposes and decides."""
+        actor = by or Actor.command_line()
+
+        def work(session: Session) -> dict[str, Any]:
+            player = session.get(Player, account, with_for_update=True)
+            if player is None:
+                raise NotFoundError(f"account {account!r} does not exist")
+            may_confirm(actor, account, player.role, player.token_issued_by, player.confirmed_by)
+            player.confirmed_by = actor.id
+            self.log.record(session, actor, "account_confirmed", account, player.token_issued_by)
+            return _staff_row(player)
+
+        return run_transaction(self.sessions, work)
+
+    def staff(self) -> list[dict[str, Any]]:
+        """Every staff account: role, when made, who issued its token and (operators) who confirmed it."""
+        with self.sessions() as session:
+            rows = session.scalars(select(Player).where(Player.role.in_(STAFF)).order_by(Player.id)).all()
+            return [_staff_row(player) for player in rows]
 
     # ---- dealers and their tables -------------------------------------------------------
 
@@ -119,7 +163,7 @@ class PlayerService:
             if role is None:
                 raise NotFoundError(f"dealer {dealer_id!r} does not exist")
             if role != "dealer":
-                raise RoundError(f"{dealer_id!r} is a {role}'s account: only dealers are assigned to tables")
+                raise RoundError(f"{dealer_id!r} is {a(role)}'s account: only dealers are assigned to tables")
             if session.get(TableDealer, (table_id, dealer_id)) is None:
                 session.add(TableDealer(table_id=table_id, dealer=dealer_id, assigned_at=self.clock.now()))
                 self.log.record(session, actor, "table_assigned", dealer_id, table_id)
@@ -165,7 +209,7 @@ class PlayerService:
             raise NotYourTableError(
                 f"{identity.id} is not assigned to table {table_id}: an operator or an admin assigns dealers to tables"
                 if identity.role == "dealer"
-                else f"{identity.id} is a {identity.role}: a table is run by its dealers and the operators"
+                else f"{identity.id} is {a(identity.role)}: a table is run by its dealers and the operators"
             )
 
     def authenticate(self, token: str) -> Identity:
@@ -190,3 +234,16 @@ class PlayerService:
             self._known.clear()
         self._known[digest] = (now + AUTH_TTL_S, identity)
         return identity
+
+
+def _confirmed(actor: Actor) -> str | None:
+    """A token the database's own tools issue is confirmed by them (they hold every key); an admin's is not yet."""
+    return actor.id if actor.role == "cli" else None
+
+
+def _staff_row(player: Player) -> dict[str, Any]:
+    return {
+        "id": player.id, "role": player.role, "created_at": aware(player.created_at).isoformat(),
+        "token_issued_by": player.token_issued_by, "confirmed_by": player.confirmed_by,
+        "awaiting_confirmation": player.role == "operator" and player.confirmed_by is None,
+    }  # fmt: skip

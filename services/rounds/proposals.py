@@ -24,6 +24,7 @@ from services.rounds.clock import aware
 from services.rounds.errors import ForbiddenError, NotFoundError, RoundError
 from services.rounds.models import Player, Proposal, Round
 from services.rounds.service import Along, RoundService, stored_round
+from services.rounds.staff import UnconfirmedError
 
 STATUSES: Final = ("pending", "applied", "rejected")
 
@@ -180,7 +181,7 @@ class Proposals:
         proposal = session.scalar(select(Proposal).where(Proposal.id == proposal_id).with_for_update())
         if proposal is None:
             raise NotFoundError(f"proposal #{proposal_id} does not exist")
-        self._check_pending(proposal, origin, since if status == "applied" else None)
+        self._check_pending(proposal, origin, since)
         proposal.status, proposal.decision_reason = status, reason
         proposal.decided_by, proposal.decided_from = origin.operator, origin.address[:128]
         proposal.decided_at = self.service.clock.now()
@@ -197,15 +198,15 @@ class Proposals:
 
     @staticmethod
     def _check_pending(proposal: Proposal, origin: Origin, approver_since: datetime | None = None) -> None:
-        """Raise unless ``origin`` may decide the proposal; ``approver_since``: when the approver's account was made
-        (an account made after the proposal cannot approve it: no one makes a second self to order)."""
+        """Raise unless ``origin`` may decide the proposal; ``approver_since``: when the deciding account was made (an
+        account made after the proposal can neither approve nor reject it: no one makes a second self to order)."""
         if proposal.status != "pending":
             raise ProposalRefusedError(f"proposal #{proposal.id} is {proposal.status} already")
         if proposal.proposed_by == origin.operator:
             raise FourEyesError(f"proposal #{proposal.id} was made by {origin.operator}: another operator decides it")
         if approver_since is not None and aware(approver_since) > aware(proposal.proposed_at):
             raise FourEyesError(
-                f"{origin.operator}'s account was made after proposal #{proposal.id}: it is approved by an operator "
+                f"{origin.operator}'s account was made after proposal #{proposal.id}: it is decided by an operator "
                 "whose account existed when it was proposed"
             )
 
@@ -257,9 +258,18 @@ class Proposals:
     def _operator(session: Session, origin: Origin) -> datetime:
         """When the operator's account was made; ``ForbiddenError`` if ``origin`` is not an operator (an admin, who
         manages staff, neither proposes nor approves)."""
-        found = session.execute(select(Player.role, Player.created_at).where(Player.id == origin.operator)).first()
+        found = session.execute(
+            select(Player.role, Player.created_at, Player.token_issued_by, Player.confirmed_by).where(
+                Player.id == origin.operator
+            )
+        ).first()
         if found is None or found.role != "operator":
             raise ForbiddenError(f"{origin.operator!r} is not an operator: only operators propose and decide")
+        if found.confirmed_by is None:
+            raise UnconfirmedError(
+                f"{origin.operator}'s token was issued by {found.token_issued_by} and no second admin confirmed it: it "
+                f"proposes and decides nothing until one does (POST /v1/operator/players/{origin.operator}/confirm)"
+            )
         since: datetime = found.created_at
         return since
 

@@ -6,6 +6,10 @@ an ``admin`` manages staff accounts and tokens and nothing else — an admin can
 action. Nobody else makes staff: an operator creates players only, and reissues no token but their own. The first
 admin comes from the database's own tools (``studio players add ID --role admin``).
 
+Four eyes on who may use four eyes: whoever issues a token can act as its holder, so an operator's token that an admin
+issued (a new operator, or a token reissued) proposes and decides nothing until a second admin — not the one who
+issued it — confirms it. One admin alone can therefore make no operator who moves money, nor borrow a real one.
+
 The staff log (``StaffEvent``) is append-only: every staff account made, every token reissued, every table given to a
 dealer or taken away, and every action a staff member was refused, with who, from where and why.
 """
@@ -26,7 +30,10 @@ from services.rounds.errors import ForbiddenError, RoundError
 from services.rounds.models import StaffEvent
 
 STAFF: Final = ("dealer", "operator", "admin")
-ACTIONS: Final = ("account_created", "token_reissued", "table_assigned", "table_unassigned", "refused")
+ACTIONS: Final = (
+    "account_created", "token_reissued", "account_confirmed", "table_assigned", "table_unassigned", "table_created",
+    "table_changed", "refused",
+)  # fmt: skip
 LOG_LIMIT: Final = 500  # events one read returns at most
 
 
@@ -34,6 +41,12 @@ class AdminOnlyError(ForbiddenError):
     """Staff accounts and other people's tokens are an admin's to manage."""
 
     code = "admin_only"
+
+
+class UnconfirmedError(ForbiddenError):
+    """An operator's token an admin issued, not yet confirmed by a second admin: it decides no money."""
+
+    code = "unconfirmed"
 
 
 class NotYourTableError(ForbiddenError):
@@ -57,13 +70,31 @@ class Actor:
         return cls(f"cli@{socket.gethostname()}"[:64], "cli", "localhost")
 
 
+def a(word: str) -> str:
+    """``word`` with its indefinite article ("an admin", "a dealer")."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
 def may_create(actor: Actor, role: str) -> None:
     """Raise unless ``actor`` may create an account of ``role``: an admin any; an operator a player's only."""
     if actor.role in ("admin", "cli") or (actor.role == "operator" and role == "player"):
         return
     if actor.role == "operator":
-        raise AdminOnlyError(f"{actor.id} is an operator: only an admin creates a {role}'s account")
-    raise AdminOnlyError(f"{actor.id} is a {actor.role}: only an admin or an operator creates accounts")
+        raise AdminOnlyError(f"{actor.id} is an operator: only an admin creates {a(role)}'s account")
+    raise AdminOnlyError(f"{actor.id} is {a(actor.role)}: only an admin or an operator creates accounts")
+
+
+def may_confirm(actor: Actor, account: str, role: str, issued_by: str, confirmed_by: str | None) -> None:
+    """Raise unless ``actor`` may confirm ``account``'s token: an admin (or the database's tools) other than whoever
+    issued it, for an operator's token not yet confirmed."""
+    if actor.role not in ("admin", "cli"):
+        raise AdminOnlyError(f"{actor.id} is {a(actor.role)}: a second admin confirms an operator's token")
+    if role != "operator":
+        raise RoundError(f"{account} is {a(role)}: only an operator's token needs a second admin's confirmation")
+    if confirmed_by is not None:
+        raise RoundError(f"{account}'s token is confirmed already (by {confirmed_by})")
+    if actor.id == issued_by:
+        raise AdminOnlyError(f"{actor.id} issued {account}'s token: a second admin confirms it")
 
 
 def may_reissue(actor: Actor, account: str) -> None:
@@ -76,7 +107,7 @@ def may_reissue(actor: Actor, account: str) -> None:
 def may_assign(actor: Actor) -> None:
     """Raise unless ``actor`` may give a dealer a table or take it away (operators run the floor; admins staff it)."""
     if actor.role not in ("operator", "admin", "cli"):
-        raise ForbiddenError(f"{actor.id} is a {actor.role}: an operator or an admin assigns dealers to tables")
+        raise ForbiddenError(f"{actor.id} is {a(actor.role)}: an operator or an admin assigns dealers to tables")
 
 
 class StaffLog:
@@ -85,13 +116,14 @@ class StaffLog:
         self.clock = clock or SystemClock()
 
     def record(self, session: Session, actor: Actor, action: str, subject: str = "", detail: str = "") -> None:
-        """Add an event in the caller's transaction (a change and its record commit together, or neither)."""
+        """Add an event in the caller's transaction (a change and its record commit together, or neither). What a
+        caller sent (ids in a path, an address) is kept printable: no line breaks or control characters."""
         if action not in ACTIONS:
             raise RoundError(f"unknown staff log action {action!r}: expected one of {', '.join(ACTIONS)}")
         session.add(
             StaffEvent(
-                at=self.clock.now(), actor=actor.id[:64], actor_role=actor.role[:16], action=action,
-                subject=subject[:64], detail=detail[:2000], address=actor.address[:128],
+                at=self.clock.now(), actor=printable(actor.id, 64), actor_role=actor.role[:16], action=action,
+                subject=printable(subject, 64), detail=printable(detail, 2000), address=printable(actor.address, 128),
             )
         )  # fmt: skip
 
@@ -108,6 +140,12 @@ class StaffLog:
             query = query.where(StaffEvent.id < before)
         with self.sessions() as session:
             return [_event(row) for row in session.scalars(query)]
+
+
+def printable(text: str, most: int) -> str:
+    """``text`` cut to ``most`` characters, control characters (a line break in a crafted path) shown as ``?``."""
+    cut = text[:most]
+    return "".join(char if char.isprintable() else "?" for char in cut)
 
 
 def _event(row: StaffEvent) -> dict[str, Any]:

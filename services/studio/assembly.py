@@ -150,6 +150,7 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
                 host=config.api_host,
                 port=config.api_port,
                 log_level="warning",
+                proxy_headers=False,  # no proxy in front: a request's address is its connection's (the records say it)
             )
         )
         api_thread = threading.Thread(target=server.run, name="api", daemon=True)

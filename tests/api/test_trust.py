@@ -198,20 +198,75 @@ def test_an_operator_cannot_make_a_second_operator_or_take_over_anothers_token(s
     assert ("token_reissued", "op", "op") in {(e["action"], e["actor"], e["subject"]) for e in events}
 
 
-def test_an_account_made_after_a_proposal_cannot_approve_it(studio: Studio) -> None:
+def test_an_account_made_after_a_proposal_can_neither_approve_nor_reject_it(studio: Studio) -> None:
     round_id = settled_round(studio)
     proposal = post(studio, "op", "/v1/operator/proposals", {"round_id": round_id, "action": "void", "reason": "x"})
     assert proposal.status_code == 201
     studio.clock.advance(seconds=30)
-    made = post(studio, "admin", "/v1/operator/players", {"id": "late", "role": "operator"})
-    assert made.status_code == 201, made.text
-    studio.tokens["late"] = made.json()["token"]
-    refused = post(studio, "late", f"/v1/operator/proposals/{proposal.json()['id']}/approve")
-    assert refused.status_code == 403 and refused.json()["code"] == "four_eyes"
-    assert "made after proposal" in refused.json()["message"]
-    assert post(studio, "late", f"/v1/operator/proposals/{proposal.json()['id']}/reject", {"reason": "no"}).status_code
+    studio.tokens["late"] = studio.services.players.register("late", "operator")  # the database's own tools: confirmed
+    for decision, body in (("approve", None), ("reject", {"reason": "no"})):
+        refused = post(studio, "late", f"/v1/operator/proposals/{proposal.json()['id']}/{decision}", body)
+        assert refused.status_code == 403 and refused.json()["code"] == "four_eyes", refused.text
+        assert "made after proposal" in refused.json()["message"]
     approved = post(studio, "op2", f"/v1/operator/proposals/{proposal.json()['id']}/approve")
-    assert approved.status_code == 409 and "rejected already" in approved.json()["message"]  # late's word stood
+    assert approved.status_code == 200 and approved.json()["status"] == "applied"
+
+
+def test_one_admin_alone_makes_no_operator_who_moves_money_nor_borrows_a_real_one(studio: Studio) -> None:
+    """The attack run's two ways past four eyes for a lone admin: two operators made to order, or two real operators'
+    tokens taken. Each token an admin issues to an operator decides nothing until a second admin confirms it."""
+    round_id = settled_round(studio)
+    for name in ("opA", "opB"):
+        made = post(studio, "admin", "/v1/operator/players", {"id": name, "role": "operator"})
+        assert made.status_code == 201
+        studio.tokens[name] = made.json()["token"]
+    proposed = post(studio, "opA", "/v1/operator/proposals", {"round_id": round_id, "action": "void", "reason": "x"})
+    assert proposed.status_code == 403 and proposed.json()["code"] == "unconfirmed"
+    assert "opA's token was issued by admin" in proposed.json()["message"]
+    mine = post(studio, "admin", "/v1/operator/players/opA/confirm")
+    assert mine.status_code == 403 and "admin issued opA's token" in mine.json()["message"]
+    # taking over real operators: op2's token reissued by the admin can approve nothing either
+    proposal = post(studio, "op", "/v1/operator/proposals", {"round_id": round_id, "action": "void", "reason": "y"})
+    assert proposal.status_code == 201
+    taken = post(studio, "admin", "/v1/operator/players/op2/token")
+    assert taken.status_code == 200
+    studio.tokens["op2"] = taken.json()["token"]
+    borrowed = post(studio, "op2", f"/v1/operator/proposals/{proposal.json()['id']}/approve")
+    assert borrowed.status_code == 403 and borrowed.json()["code"] == "unconfirmed"
+    rotated = post(studio, "op2", "/v1/operator/players/op2/token")  # rotating it oneself confirms nothing
+    studio.tokens["op2"] = rotated.json()["token"]
+    assert post(studio, "op2", f"/v1/operator/proposals/{proposal.json()['id']}/approve").status_code == 403
+    waiting = studio.client.get("/v1/operator/staff", headers=studio.auth("admin")).json()
+    assert {row["id"] for row in waiting if row["awaiting_confirmation"]} == {"opA", "opB", "op2"}
+    # a second admin's word makes op2 an approver again
+    studio.tokens["admin2"] = studio.services.players.register("admin2", "admin")
+    confirmed = post(studio, "admin2", "/v1/operator/players/op2/confirm")
+    assert confirmed.status_code == 200 and confirmed.json()["confirmed_by"] == "admin2"
+    again = post(studio, "admin2", "/v1/operator/players/op2/confirm")
+    assert again.status_code == 422 and "confirmed already" in again.json()["message"]
+    approved = post(studio, "op2", f"/v1/operator/proposals/{proposal.json()['id']}/approve")
+    assert approved.status_code == 200 and approved.json()["status"] == "applied", approved.text
+    log = staff_log(studio)
+    assert ("account_confirmed", "op2", "admin2", "admin") in {
+        (e["action"], e["subject"], e["actor"], e["detail"]) for e in log
+    }
+    assert any(e["action"] == "refused" and "unconfirmed" in e["detail"] for e in log)
+
+
+def test_refusals_of_any_kind_to_staff_are_journaled_and_table_changes_logged(studio: Studio) -> None:
+    round_id = settled_round(studio)
+    direct = post(studio, "op", f"/v1/operator/rounds/{round_id}/void", {"reason": "alone"})
+    assert direct.status_code == 409 and direct.json()["code"] == "four_eyes_required"
+    studio.client.patch("/v1/operator/tables/t1", json={"manual_cards": True}, headers=studio.auth("op"))
+    crafted = post(studio, "dealer", "/v1/operator/rounds/t1-1%0Aforged/close-betting")
+    assert crafted.status_code in (403, 404)
+    log = staff_log(studio)
+    assert any(e["action"] == "refused" and "four_eyes_required" in e["detail"] for e in log)
+    changed = [e for e in log if e["action"] == "table_changed"]
+    assert changed and changed[0]["subject"] == "t1" and '"manual_cards": true' in changed[0]["detail"]
+    assert all("\n" not in e["subject"] + e["detail"] for e in log)  # a crafted line break is not written
+    case = post(studio, "admin", "/v1/operator/players", {"id": "OP2", "role": "dealer"})
+    assert case.status_code == 422 and "already registered (as 'op2')" in case.json()["message"]
 
 
 def test_an_admin_manages_staff_but_neither_proposes_nor_approves_nor_moves_money(studio: Studio) -> None:
@@ -260,3 +315,33 @@ def test_the_command_line_enters_a_card_by_hand_on_two_operators_tokens(
     with pytest.raises(SystemExit):
         main(["ops", "card", round_id, "--card", "XX", "--reason", "r", *op, *url])
     assert "XX" in capsys.readouterr().err
+
+
+def test_a_forwarded_for_header_names_no_address_unless_its_proxy_is_trusted(studio: Studio, database: Engine) -> None:
+    import threading
+
+    import httpx
+    import uvicorn
+
+    from services.api.app import create_app
+    from services.cli.api import proxies
+    from tests.conftest import free_port
+    from tests.support import wait_until
+
+    round_id = settled_round(studio)
+    for trusted, expected in (("", "127.0.0.1"), ("127.0.0.1", "10.9.9.9")):
+        app = create_app(database)
+        server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning", **proxies(trusted))
+        )
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        wait_until(lambda server=server: server.started, 15, "uvicorn")  # type: ignore[misc]
+        url = f"http://127.0.0.1:{server.config.port}/v1/operator/proposals"
+        body = {"round_id": round_id, "action": "void", "reason": "x"}
+        made = httpx.post(url, json=body, headers=studio.auth("op") | {"X-Forwarded-For": "10.9.9.9"})
+        assert made.status_code == 201, made.text
+        assert made.json()["proposed"]["from"] == expected
+        httpx.post(f"{url}/{made.json()['id']}/reject", json={"reason": "test"}, headers=studio.auth("op2"))
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -212,8 +212,12 @@ def test_a_card_by_hand_is_proposed_on_the_page_dealt_on_a_second_operators_word
     approve(second, str(proposal["id"]))
     state = studio.client.get(f"/v1/rounds/{round_id}", headers=studio.auth("ana")).json()
     assert state["hands"]["A"]["cards"] == ["5H"]
+    made = studio.post("admin", "/v1/operator/players", {"id": "newop", "role": "operator"})
+    assert made.status_code == 201  # type: ignore[attr-defined]
     admin = signed_in(browser, served, studio.tokens["admin"])
     admin.wait_for_selector("#staff-log tr[data-action='refused']", timeout=15_000)
+    waiting = admin.wait_for_selector("#unconfirmed li[data-account='newop']", timeout=15_000)
+    assert waiting.query_selector("button.confirm").is_disabled()  # the admin who made it cannot confirm it
     assert admin.is_hidden("#list") and admin.is_hidden("#pending")  # an admin's page is the staff log alone
     refusal = admin.inner_text("#staff-log tr[data-action='refused']")
     assert "op (operator)" in refusal and "POST /v1/operator/players — Only an admin manages staff" in refusal

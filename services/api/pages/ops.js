@@ -515,6 +515,10 @@ function staffDetail(event) {
   if (event.action === "table_assigned" || event.action === "table_unassigned") {
     return t("ops.staff.table", { table: event.detail });
   }
+  if (event.action === "account_confirmed") return t("ops.staff.issued_by", { by: event.detail });
+  if (event.action === "table_created" || event.action === "table_changed") {
+    return t("ops.staff.settings", { settings: event.detail });
+  }
   const [tried, code, ...why] = event.detail.split(": ");
   const reason = I18N.has("refusal." + code) ? t("refusal." + code) : why.join(": ") || code;
   return t("ops.staff.refused", { tried, reason });
@@ -530,6 +534,29 @@ async function loadStaffLog() {
     tr.dataset.action = event.action;
     if (event.action === "refused") tr.className = "refused";
     return tr;
+  }));
+}
+
+// An admin's page: the operators whose token an admin issued, each waiting for a second admin's word.
+async function loadUnconfirmed() {
+  const waiting = (await api("GET", "/v1/operator/staff")).filter((account) => account.awaiting_confirmation);
+  $("unconfirmed-box").hidden = false;
+  $("unconfirmed-empty").hidden = waiting.length > 0;
+  $("unconfirmed").replaceChildren(...waiting.map((account) => {
+    const message = el("span", { class: "message" });
+    const button = el("button", { type: "button", class: "confirm" }, t("ops.confirm"));
+    button.disabled = account.token_issued_by === me; // the admin who issued it cannot confirm it
+    button.addEventListener("click", async () => {
+      try {
+        await api("POST", `/v1/operator/players/${encodeURIComponent(account.id)}/confirm`);
+        await Promise.all([loadUnconfirmed(), loadStaffLog()]);
+      } catch (error) {
+        message.textContent = error.message;
+        message.className = "message error";
+      }
+    });
+    return el("li", { "data-account": account.id },
+      t("ops.unconfirmed_item", { id: account.id, by: account.token_issued_by }), " ", button, message);
   }));
 }
 
@@ -571,7 +598,7 @@ async function signIn(candidate) {
   for (const id of ["pending", "decks", "tables-section", "list", "detail"]) $(id).hidden = role === "admin";
   $("staff-details").open = role === "admin";
   if (role === "admin") {
-    await loadStaffLog();
+    await Promise.all([loadStaffLog(), loadUnconfirmed()]);
     return;
   }
   await loadTables();
@@ -593,7 +620,7 @@ $("staff-details").addEventListener("toggle", () => loadStaffLog().catch((error)
 window.addEventListener("hashchange", route);
 setInterval(() => {
   if (!token) return;
-  const loads = role === "admin" ? [loadStaffLog()] : [loadProposals(), loadDecks(), loadStaffLog()];
+  const loads = role === "admin" ? [loadStaffLog(), loadUnconfirmed()] : [loadProposals(), loadDecks(), loadStaffLog()];
   Promise.all(loads).catch(() => {});
 }, 5000);
 

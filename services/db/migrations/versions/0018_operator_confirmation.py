@@ -1,0 +1,28 @@
+"""Four eyes on who may use four eyes: each account records who issued its current token, and an operator's token
+that an admin issued decides no money until a second admin confirms it (``confirmed_by``). Accounts made before this
+revision count as confirmed.
+
+Revision ID: 0018
+Revises: 0017
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0018"
+down_revision = "0017"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("players") as table:
+        table.add_column(sa.Column("token_issued_by", sa.String(64), nullable=False, server_default=""))
+        table.add_column(sa.Column("confirmed_by", sa.String(64)))
+    op.execute("UPDATE players SET confirmed_by = 'before revision 0018' WHERE role = 'operator'")
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("players") as table:
+        table.drop_column("confirmed_by")
+        table.drop_column("token_issued_by")
