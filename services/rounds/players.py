@@ -22,10 +22,12 @@ from services.rounds.clock import Clock, SystemClock, aware
 from services.rounds.errors import AuthError, NotFoundError, RoundError
 from services.rounds.models import GameTable, Player, TableDealer
 from services.rounds.staff import (
+    CONFIRMED_ROLES,
     STAFF,
     Actor,
     NotYourTableError,
     StaffLog,
+    UnconfirmedError,
     a,
     may_assign,
     may_confirm,
@@ -75,6 +77,7 @@ class PlayerService:
         token = new_token()
 
         def work(session: Session) -> None:
+            _vouched(session, actor)
             taken = session.scalar(select(Player.id).where(func.lower(Player.id) == player_id.lower()))
             if taken is not None:  # "OP2" beside "op2" would read as the same person in every log
                 raise RoundError(
@@ -113,6 +116,8 @@ class PlayerService:
         token = new_token()
 
         def work(session: Session) -> None:
+            if actor.id != player_id:
+                _vouched(session, actor)
             player = session.get(Player, player_id, with_for_update=True)
             if player is None:
                 raise NotFoundError(f"player {player_id!r} does not exist")
@@ -129,10 +134,11 @@ class PlayerService:
         return token
 
     def confirm(self, account: str, by: Actor | None = None) -> dict[str, Any]:
-        """A second admin's word on an operator's token an admin issued: from now on it proposes and decides."""
+        """A second admin's word on an operator's or an admin's token an admin issued: from now on it acts."""
         actor = by or Actor.command_line()
 
         def work(session: Session) -> dict[str, Any]:
+            _vouched(session, actor)
             player = session.get(Player, account, with_for_update=True)
             if player is None:
                 raise NotFoundError(f"account {account!r} does not exist")
@@ -157,6 +163,7 @@ class PlayerService:
         may_assign(actor)
 
         def work(session: Session) -> None:
+            _vouched(session, actor)
             if session.get(GameTable, table_id) is None:
                 raise NotFoundError(f"table {table_id!r} does not exist")
             role = session.scalar(select(Player.role).where(Player.id == dealer_id))
@@ -177,6 +184,7 @@ class PlayerService:
         may_assign(actor)
 
         def work(session: Session) -> None:
+            _vouched(session, actor)
             assigned = (TableDealer.table_id == table_id) & (TableDealer.dealer == dealer_id)
             if session.execute(delete(TableDealer).where(assigned)).rowcount:  # type: ignore[attr-defined]
                 self.log.record(session, actor, "table_unassigned", dealer_id, table_id)
@@ -236,6 +244,19 @@ class PlayerService:
         return identity
 
 
+def _vouched(session: Session, actor: Actor) -> None:
+    """Raise ``UnconfirmedError`` if ``actor`` is an admin whose token an admin issued and no second admin confirmed:
+    such an admin makes, reissues, confirms and assigns nothing (else one admin could make a second to vouch for it)."""
+    if actor.role != "admin":
+        return
+    found = session.execute(select(Player.token_issued_by, Player.confirmed_by).where(Player.id == actor.id)).first()
+    if found is not None and found.confirmed_by is None:
+        raise UnconfirmedError(
+            f"{actor.id}'s admin token was issued by {found.token_issued_by} and no second admin confirmed it: it "
+            "manages no staff until one does"
+        )
+
+
 def _confirmed(actor: Actor) -> str | None:
     """A token the database's own tools issue is confirmed by them (they hold every key); an admin's is not yet."""
     return actor.id if actor.role == "cli" else None
@@ -245,5 +266,5 @@ def _staff_row(player: Player) -> dict[str, Any]:
     return {
         "id": player.id, "role": player.role, "created_at": aware(player.created_at).isoformat(),
         "token_issued_by": player.token_issued_by, "confirmed_by": player.confirmed_by,
-        "awaiting_confirmation": player.role == "operator" and player.confirmed_by is None,
+        "awaiting_confirmation": player.role in CONFIRMED_ROLES and player.confirmed_by is None,
     }  # fmt: skip

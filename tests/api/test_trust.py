@@ -246,6 +246,19 @@ def test_one_admin_alone_makes_no_operator_who_moves_money_nor_borrows_a_real_on
     assert again.status_code == 422 and "confirmed already" in again.json()["message"]
     approved = post(studio, "op2", f"/v1/operator/proposals/{proposal.json()['id']}/approve")
     assert approved.status_code == 200 and approved.json()["status"] == "applied", approved.text
+    # nor make a second admin to vouch for it: an admin an admin made manages no staff until another admin confirms it
+    made = post(studio, "admin", "/v1/operator/players", {"id": "sockadmin", "role": "admin"})
+    studio.tokens["sockadmin"] = made.json()["token"]
+    vouched = post(studio, "sockadmin", "/v1/operator/players/opA/confirm")
+    assert vouched.status_code == 403 and vouched.json()["code"] == "unconfirmed"
+    for path, body in (
+        ("/v1/operator/players", {"id": "opC", "role": "operator"}),
+        ("/v1/operator/players/op/token", {}),
+    ):
+        assert post(studio, "sockadmin", path, body).status_code == 403
+    assert post(studio, "admin", "/v1/operator/players/sockadmin/confirm").status_code == 403  # it issued it
+    assert post(studio, "admin2", "/v1/operator/players/sockadmin/confirm").status_code == 200  # a second person
+    assert post(studio, "sockadmin", "/v1/operator/players/opA/confirm").status_code == 200
     log = staff_log(studio)
     assert ("account_confirmed", "op2", "admin2", "admin") in {
         (e["action"], e["subject"], e["actor"], e["detail"]) for e in log

@@ -537,7 +537,7 @@ async function loadStaffLog() {
   }));
 }
 
-// An admin's page: the operators whose token an admin issued, each waiting for a second admin's word.
+// An admin's page: the operators and admins whose token an admin issued, each waiting for a second admin's word.
 async function loadUnconfirmed() {
   const waiting = (await api("GET", "/v1/operator/staff")).filter((account) => account.awaiting_confirmation);
   $("unconfirmed-box").hidden = false;
@@ -556,7 +556,8 @@ async function loadUnconfirmed() {
       }
     });
     return el("li", { "data-account": account.id },
-      t("ops.unconfirmed_item", { id: account.id, by: account.token_issued_by }), " ", button, message);
+      t("ops.unconfirmed_item", { id: account.id, role: word("role", account.role), by: account.token_issued_by }),
+      " ", button, message);
   }));
 }
 

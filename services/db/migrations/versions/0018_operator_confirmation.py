@@ -1,6 +1,6 @@
-"""Four eyes on who may use four eyes: each account records who issued its current token, and an operator's token
-that an admin issued decides no money until a second admin confirms it (``confirmed_by``). Accounts made before this
-revision count as confirmed.
+"""Four eyes on who may use four eyes: each account records who issued its current token, and an operator's or admin's
+token that an admin issued does nothing of its role until a second admin confirms it (``confirmed_by``). Accounts
+made before this revision count as confirmed.
 
 Revision ID: 0018
 Revises: 0017
@@ -19,7 +19,7 @@ def upgrade() -> None:
     with op.batch_alter_table("players") as table:
         table.add_column(sa.Column("token_issued_by", sa.String(64), nullable=False, server_default=""))
         table.add_column(sa.Column("confirmed_by", sa.String(64)))
-    op.execute("UPDATE players SET confirmed_by = 'before revision 0018' WHERE role = 'operator'")
+    op.execute("UPDATE players SET confirmed_by = 'before revision 0018' WHERE role IN ('operator', 'admin')")
 
 
 def downgrade() -> None:
