@@ -58,6 +58,7 @@ class Leave:
 
 
 RoomCommand = Sit | CloseSeating | Deal | Void | Ready | Remove | Leave
+SEAT_STAKE = "seat:"  # a seat's stake id (its hold and payout), followed by the seat
 FREED = "freed"  # an event (FREED, seat): the seat's player is out before the deal; their hold comes back at once
 
 

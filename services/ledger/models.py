@@ -97,6 +97,7 @@ class Hold(Base):
         CheckConstraint("amount > 0", name="amount_positive"),
         CheckConstraint("status IN ('pending', 'posted', 'voided')", name="status_known"),
         Index("ix_holds_round_status", "round_id", "status"),
+        Index("ix_holds_player_round", "player", "round_id"),  # a player's rounds, for their history
     )
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True)

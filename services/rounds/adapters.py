@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from services.games.base import Game, Window
 from services.games.base import game as game_named
-from services.games.rooms import FREED, Sit
+from services.games.rooms import FREED, SEAT_STAKE, Sit
 from services.ledger import idempotency
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def take_seat(
         command = sit(player, body.seat)
         port.verify(engine, command)
         amount = port.seat_hold(engine)
-        service.ledger(session, round_.table_id).hold(player, amount, round_id, f"seat:{body.seat}")
+        service.ledger(session, round_.table_id).hold(player, amount, round_id, SEAT_STAKE + body.seat)
         service.append(session, round_, engine, command, player)
         return idempotency.finish(session, key or "", {"round_id": round_id, "seat": body.seat, "held": amount})
 
@@ -133,6 +134,16 @@ class Adapter:
         """What of the round is ``player``'s own, for their private stream: here, the seats they hold."""
         return {"seats": sorted(seat for seat, holder in self.game.seats(engine).items() if holder == player)}
 
+    def history(self, session: Session, round_: Round, player: str) -> dict[str, Any]:
+        """What a player's history shows of their part in a round of this game, besides what every game shows (the
+        round, its hands and outcomes, their net, corrections): here, the seats they held."""
+        from services.ledger.models import Hold
+
+        held = session.scalars(
+            select(Hold.wager_id).where(Hold.round_id == round_.id, Hold.player == player).order_by(Hold.id)
+        )
+        return {"seats": [wager.removeprefix(SEAT_STAKE) for wager in held if wager.startswith(SEAT_STAKE)]}
+
     def page(self, settings: Any) -> dict[str, Any]:
         """What a player's page shows of the table's settings besides them (``GET /v1/tables/{id}``)."""
         return {}
@@ -182,7 +193,7 @@ def release_freed(service: RoundService, session: Session, round_: Round, events
     ledger = service.ledger(session, round_.table_id)
     for event in events:
         if isinstance(event, tuple) and event[0] == FREED:
-            ledger.void_holds(round_.id, f"seat:{event[1]}")
+            ledger.void_holds(round_.id, SEAT_STAKE + str(event[1]))
 
 
 _ADAPTERS: dict[str, Adapter] = {}

@@ -33,6 +33,7 @@ from services.games.pokdeng import events as ev
 from services.games.pokdeng.port import INSURANCE, POKDENG
 from services.games.pokdeng.rtp_table import least_commission, table_returns
 from services.ledger import idempotency
+from services.ledger.models import Hold
 from services.rounds.adapters import Action, Adapter, AppliedOut, Strict, applied_out, register
 from services.rounds.clock import aware
 from services.rounds.engines import load
@@ -253,6 +254,15 @@ class PokDengAdapter(Adapter):
             "decision": decision,
             "net": engine.result.player_nets().get(player, 0) if engine.result is not None and rows else None,
         }
+
+    def history(self, session: Session, round_: Round, player: str) -> dict[str, Any]:
+        """The player's wagers in the round (side, seat, stake, net) and the insurance they bought."""
+        rows = session.connection().execute(YOUR_WAGERS, {"round_id": round_.id, "player": player}).all()
+        insurance = session.scalar(
+            select(Hold.amount).where(Hold.round_id == round_.id, Hold.wager_id == INSURANCE + player)
+        )
+        wagers = [{"wager_id": w.id, "side": w.side, "seat": w.seat, "stake": w.stake, "net": w.net} for w in rows]
+        return {"wagers": wagers, "insurance": insurance}
 
     def page(self, settings: TableSettings) -> dict[str, Any]:
         """The chips to offer (the table's, or made from its stake limits) and the video stream."""

@@ -23,7 +23,7 @@ from services.rounds import manual
 from services.rounds.clock import aware
 from services.rounds.errors import ForbiddenError, NotFoundError, RoundError
 from services.rounds.models import Player, Proposal, Round
-from services.rounds.service import Along, RoundService, stored_round
+from services.rounds.service import Along, RoundService, result_nets, stored_round
 from services.rounds.staff import UnconfirmedError
 
 STATUSES: Final = ("pending", "applied", "rejected")
@@ -68,7 +68,7 @@ class Proposals:
         with self.service.sessions() as session:
             round_ = self._settled(session, round_id)
             result, seen = json.loads(round_.result or "{}"), round_.log_length
-        nets: dict[str, int] = result.get("players", {}) if isinstance(result, dict) else {}
+        nets = result_nets(result)
         preview = {"players": {p: {"before": n, "after": 0, "adjustment": -n} for p, n in sorted(nets.items())}}
         return self._propose(round_id, "void", {"reason": reason}, preview, seen, origin)
 

@@ -15,14 +15,13 @@ from sqlalchemy.orm import Session, aliased
 
 from services.controller.models import ShoeJournal
 from services.games.base import game as game_named
-from services.games.pokdeng.port import INSURANCE
 from services.ledger.models import Account, Hold, Transfer
 from services.rounds.adapters import adapter
 from services.rounds.clock import aware
 from services.rounds.display import display_of
 from services.rounds.errors import NotFoundError
-from services.rounds.models import GameTable, Round, RoundLogEntry, Wager
-from services.rounds.service import RoundService, as_seen, stored_round
+from services.rounds.models import GameTable, Round, RoundLogEntry
+from services.rounds.service import RoundService, as_seen, result_nets, stored_round
 
 HISTORY_PAGE_MAX = 100
 
@@ -70,10 +69,11 @@ def current_round(service: RoundService, table_id: str) -> dict[str, Any]:
 
 
 def history(service: RoundService, player: str, before: datetime | None, limit: int) -> list[dict[str, Any]]:
-    """The player's rounds, newest first: page with ``before`` = the last ``opened_at`` seen."""
+    """The player's rounds of every game, newest first (a round is theirs if they staked in it: a wager, insurance, a
+    room's seat — each took a hold): page with ``before`` = the last ``opened_at`` seen."""
     limit = max(1, min(limit, HISTORY_PAGE_MAX))
     with service.sessions() as session:
-        query = select(Round).where(Round.id.in_(select(Wager.round_id).where(Wager.player == player)))
+        query = select(Round).where(Round.id.in_(select(Hold.round_id).where(Hold.player == player)))
         if before is not None:
             query = query.where(Round.opened_at < before)
         rounds = session.scalars(query.order_by(Round.opened_at.desc(), Round.id.desc()).limit(limit)).all()
@@ -83,9 +83,9 @@ def history(service: RoundService, player: str, before: datetime | None, limit: 
 def round_detail(service: RoundService, player: str, round_id: str) -> dict[str, Any]:
     with service.sessions() as session:
         round_ = stored_round(session, round_id)
-        detail = _summary(session, round_, player)
-        if not detail["wagers"] and not detail["insurance"]:
+        if session.scalar(select(Hold.id).where(Hold.round_id == round_id, Hold.player == player).limit(1)) is None:
             raise NotFoundError(f"round {round_id!r} is not in {player}'s history")
+        detail = _summary(session, round_, player)
         return detail | {"state": _state(session, service, round_)} | _recall(session, round_)
 
 
@@ -114,27 +114,28 @@ def _state(session: Session, service: RoundService, round_: Round) -> dict[str, 
 
 
 def _summary(session: Session, round_: Round, player: str) -> dict[str, Any]:
-    wagers = session.scalars(
-        select(Wager).where(Wager.round_id == round_.id, Wager.player == player).order_by(Wager.seq)
-    ).all()
-    insurance = session.scalar(
-        select(Hold.amount).where(Hold.round_id == round_.id, Hold.wager_id == INSURANCE + player)
-    )
+    """What every game's history shows of a round, and what the round's game adds (its adapter's ``history``)."""
     result = json.loads(round_.result) if round_.result and round_.voided_at is None else None
-    corrections = _corrections(session, round_.id, player)
+    game = service_game(session, round_)
     return {
         "round_id": round_.id,
         "table_id": round_.table_id,
+        "game": game,
         "number": round_.number,
         "phase": round_.phase,
         "opened_at": round_.opened_at.isoformat(),
-        "wagers": [{"wager_id": w.id, "side": w.side, "seat": w.seat, "stake": w.stake, "net": w.net} for w in wagers],
-        "insurance": insurance,
-        "hands": result["hands"] if result else None,
-        "outcomes": result["outcomes"] if result else None,
-        "net": None if result is None else result["players"].get(player, 0),  # after any correction; void: None
-        "corrections": corrections,  # adjustments after settlement (recalculations, a void's reversal)
-    }
+        "hands": result.get("hands") if result else None,
+        "outcomes": result.get("outcomes") if result else None,
+        "net": None if result is None else result_nets(result).get(player, 0),  # after any correction; void: None
+        "corrections": _corrections(session, round_.id, player),  # after settlement (recalculations, a void)
+    } | adapter(game).history(session, round_, player)
+
+
+def service_game(session: Session, round_: Round) -> str:
+    game: str | None = session.scalar(select(GameTable.game).where(GameTable.id == round_.table_id))
+    if game is None:
+        raise NotFoundError(f"table {round_.table_id!r} does not exist")
+    return game
 
 
 def _corrections(session: Session, round_id: str, player: str) -> list[dict[str, Any]]:

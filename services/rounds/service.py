@@ -581,7 +581,7 @@ class RoundService:
             if self.table(session, round_.table_id).wallet == OPERATOR:
                 cause = f"correction{round_.log_length}"
                 self._mirror_adjustments(session, ledger, round_, owed, cause, memo)
-            round_.result = json.dumps(port.result(new))
+            round_.result = stored_result(port, new)
             self.adapter_of(session, round_).settled(self, session, round_, new)
             advanced(session, round_, new, port)
             return {p: d for p, d in changes.items() if d}
@@ -777,7 +777,7 @@ class RoundService:
             if self.table(session, round_.table_id).wallet == OPERATOR:
                 pay_out(session, ledger, round_.id, [p.player for p in payouts], "settlement", "settlement")
         round_.settled_at = self.clock.now()
-        round_.result = json.dumps(port.result(engine))
+        round_.result = stored_result(port, engine)
         self.adapter_of(session, round_).settled(self, session, round_, engine)
 
     @staticmethod
@@ -805,6 +805,20 @@ def advanced(
 ) -> None:
     """Note an engine this transaction holds at the round's log length: the cache gets it after the commit."""
     session.info.setdefault(ADVANCED, {})[round_.id] = (round_.log_length, engine, port, view)
+
+
+def stored_result(port: Game[Any, Any], engine: Any) -> str:
+    """What a settled round keeps for its readers: the game's own result, and each player's net in money (``nets``:
+    what a player's history shows, whatever the game's result calls it)."""
+    return json.dumps((port.result(engine) or {}) | {"nets": port.nets(engine)})
+
+
+def result_nets(result: Any) -> dict[str, int]:
+    """Each player's net in money from a stored result (``nets``; a Pok Deng round stored before it: ``players``)."""
+    if not isinstance(result, dict):
+        return {}
+    nets: dict[str, int] = result.get("nets") or result.get("players") or {}
+    return nets
 
 
 def round_id_of(table_id: str, number: int) -> str:

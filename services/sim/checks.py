@@ -26,6 +26,7 @@ from services.games.base import game as game_named
 from services.ledger.models import Account, AccountKind, Hold, HoldStatus, Transfer
 from services.rounds.engines import load
 from services.rounds.models import GameTable, Round, Wager
+from services.rounds.service import stored_result
 
 TRANSFERS = cast(Table, Transfer.__table__)
 TOTALS = select(
@@ -337,7 +338,7 @@ class Checker:
                         )
                     # (a round voided after its settlement keeps the result it was settled with, for the record)
                     if round_.phase != "void" and json.loads(round_.result or "null") != json.loads(
-                        json.dumps(port.result(engine))
+                        stored_result(port, engine)
                     ):
                         raise Violation(f"round {round_.id}: the stored result is not what its log replays to")
                     self.view("public", table, port.view(engine, PUBLIC) | {"round_id": round_.id})

@@ -222,3 +222,24 @@ def test_tien_len_rooms_of_three_and_four_play_out_and_settle_every_payment(room
         assert wallet["held"] == 0 and wallet["balance"] - wallet["debt"] == 100_000 + 10 * units[str(seat)]
         total += wallet["balance"] - wallet["debt"]
     assert total == 100_000 * players  # nothing made, nothing lost
+
+
+def test_a_room_players_history_has_their_rounds_with_their_seat_and_net_in_money(room: Room) -> None:
+    """History is every game's: a room's rounds are found by the seat holds, with the player's net in money."""
+    round_id = room.open("tlh", "tienlen", {"unit": 10, "hold_units": 80})
+    for seat, name in (("1", "ana"), ("2", "binh")):
+        room.act(name, round_id, "sit", {"seat": seat})
+    room.service.close_window(round_id, "test")
+    ended = play_out(room, round_id)
+    units = ended["result"]["units"]
+    for seat, name in (("1", "ana"), ("2", "binh")):
+        [line] = room.client.get("/v1/history", headers=room.auth(name)).json()
+        assert (line["round_id"], line["game"], line["seats"]) == (round_id, "tienlen", [seat])
+        assert line["phase"] == "settled"
+        assert line["net"] == 10 * units[seat]
+        wallet = room.client.get("/v1/wallet", headers=room.auth(name)).json()
+        assert wallet["balance"] == 100_000 + line["net"]
+        detail = room.client.get(f"/v1/history/{round_id}", headers=room.auth(name)).json()
+        assert detail["state"]["result"]["units"] == units
+    room.tokens["chai"] = room.client.app.state.services.players.register("chai")  # type: ignore[attr-defined]
+    assert room.client.get(f"/v1/history/{round_id}", headers=room.auth("chai")).status_code == 404

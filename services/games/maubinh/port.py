@@ -331,7 +331,9 @@ class MauBinh(RoomGame[Room]):
         for seat, player in sorted(round_.seats.items()):  # a freed seat's hold went back when it was freed
             outcome = nets.get(player)
             payouts.append(
-                Payout(player, f"seat:{seat}", outcome.net if outcome else 0, outcome.commission if outcome else 0)
+                Payout(
+                    player, rooms.SEAT_STAKE + seat, outcome.net if outcome else 0, outcome.commission if outcome else 0
+                )
             )
         return payouts
 

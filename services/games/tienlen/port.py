@@ -277,7 +277,7 @@ class TienLen(RoomGame[Room]):
         units = round_.engine.result.payments if round_.engine is not None and round_.engine.result else {}
         unit = round_.settings.unit
         return [
-            Payout(player, f"seat:{seat}", units.get(player, 0) * unit, beyond_hold=True)
+            Payout(player, rooms.SEAT_STAKE + seat, units.get(player, 0) * unit, beyond_hold=True)
             for seat, player in sorted(round_.seats.items())
         ]
 
