@@ -19,16 +19,24 @@ from services.games import base
 from services.games.base import DEALER, PUBLIC, CardWanted, Window, viewer
 from tests.toy import highcard
 
-GAMES = ["pokdeng", "highcard", "tienlen"]
-SEATS = {"highcard": ["P1", "P2"], "tienlen": ["1", "2", "3"]}  # Pok Deng deals without bets
+GAMES = base.names()  # every registered game, whoever registered it (the toy high card among them)
+SEATS = {"highcard": ["P1", "P2"], "tienlen": ["1", "2", "3"], "maubinh": ["1", "2", "3"]}  # Pok Deng: no seats
+READY = {"maubinh"}  # rooms whose players say they are ready before the deal
+
+
+def test_the_contract_covers_every_game_the_studio_plays() -> None:
+    assert {"pokdeng", "maubinh", "tienlen", "highcard"} <= set(GAMES)
+    assert set(SEATS) | {"pokdeng"} >= set(GAMES), "a new game: say how its players join (SEATS, READY)"
 
 
 def seat_players(name: str, round_: Any) -> list[str]:
-    """Seat players where the game has seats of its own, through its stored ``sit`` command."""
+    """Seat players where the game has seats of its own, through its stored commands (``sit``, then ``ready``)."""
     game = base.game(name)
     players = ["ana", "binh", "chai"][: len(SEATS.get(name, []))]
     for player, seat in zip(players, SEATS.get(name, []), strict=False):
         game.apply(round_, game.command_from_dict({"type": "sit", "player": player, "seat": seat}))
+    for player in players if name in READY else []:
+        game.apply(round_, game.command_from_dict({"type": "ready", "player": player}))
     return players
 
 
