@@ -15,7 +15,7 @@ from services.ledger.wallets import WalletService
 from services.rounds.errors import AuthError, ForbiddenError
 from services.rounds.players import Identity, PlayerService
 from services.rounds.service import RoundService, table_of_round
-from services.rounds.staff import STAFF, Actor, a
+from services.rounds.staff import STAFF, Actor, UnconfirmedError, a
 
 
 def _no_notice(_round_id: str) -> None:
@@ -78,10 +78,18 @@ def current_identity(
     return services.players.authenticate(credentials.credentials)
 
 
-def role(*allowed: str) -> object:
+def role(*allowed: str, unconfirmed: bool = False) -> object:
+    """The caller, with one of the ``allowed`` roles; a token issued by someone else and not yet confirmed by a second
+    admin does nothing (``staff``), unless ``unconfirmed`` (replacing one's own token)."""
+
     def check(identity: Annotated[Identity, Depends(current_identity)]) -> Identity:
         if identity.role not in allowed:
             raise ForbiddenError(f"{identity.id} is {a(identity.role)}; this needs the role {' or '.join(allowed)}")
+        if not identity.confirmed and not unconfirmed:
+            raise UnconfirmedError(
+                f"{identity.id}'s token was issued by {identity.issued_by} and no second admin confirmed it: it does "
+                "nothing until one does"
+            )
         return identity
 
     return Depends(check)
@@ -98,7 +106,7 @@ CurrentOperator = Annotated[Identity, role("operator")]
 CurrentStaff = Annotated[Identity, role("dealer", "operator")]
 CurrentManager = Annotated[Identity, role("operator", "admin")]  # who makes players, or assigns dealers
 CurrentAdmin = Annotated[Identity, role("admin")]
-AnyStaff = Annotated[Identity, role(*STAFF)]
+AnyStaff = Annotated[Identity, role(*STAFF, unconfirmed=True)]  # who may replace their own token
 
 
 def table_staff(identity: CurrentStaff, services: ServicesDep, request: Request) -> Identity:

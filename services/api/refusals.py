@@ -10,7 +10,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from services.api.deps import actor_of, get_services
 from services.rounds.errors import AuthError
-from services.rounds.staff import STAFF
+from services.rounds.staff import STAFF, printable
 
 log = logging.getLogger("studio.api.refusals")
 SUBJECTS = ("round_id", "table_id", "player_id", "dealer_id", "proposal_id", "report_id")  # what was tried on
@@ -36,7 +36,7 @@ def journal(request: Request, code: str, message: str) -> None:
         return  # a player refused in their own game (not their seat's decision, say): the answer says it
     actor = actor_of(identity, request)
     subject = next((str(request.path_params[key]) for key in SUBJECTS if key in request.path_params), "")
-    detail = f"{request.method} {path}: {code}: {message}"
+    detail = printable(f"{request.method} {path}: {code}: {message}", 2000)  # a crafted id forges no log line
     log.warning("refused %s (%s) from %s: %s", actor.id, actor.role, actor.address, detail)
     try:
         services.players.log.refused(actor, subject, detail)

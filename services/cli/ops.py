@@ -184,6 +184,10 @@ def _operator(service: Any, token: str | None) -> str:
     identity = PlayerService(service.sessions).authenticate(token)
     if identity.role != "operator":
         raise ForbiddenError(f"{identity.id!r} is not an operator")
+    if not identity.confirmed:
+        raise ForbiddenError(
+            f"{identity.id}'s token was issued by {identity.issued_by} and no second admin confirmed it"
+        )
     return str(identity.id)
 
 

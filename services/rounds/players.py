@@ -39,13 +39,17 @@ ROLES = ("player", "dealer", "operator", "admin")
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 AUTH_TTL_S = 5.0  # how long a successful authentication is reused: the delay before a revocation takes effect
 AUTH_CACHE = 10_000  # tokens remembered at most; the cache is emptied when full
-BY_TOKEN = select(Player.id, Player.role).where(Player.token_hash == bindparam("token_hash"))
+BY_TOKEN = select(Player.id, Player.role, Player.confirmed_by, Player.token_issued_by).where(
+    Player.token_hash == bindparam("token_hash")
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Identity:
     id: str
     role: str
+    issued_by: str = ""  # who issued the token: when not confirmed, it does nothing of its role (see staff)
+    confirmed: bool = True
 
 
 def new_token() -> str:
@@ -83,10 +87,11 @@ class PlayerService:
                 raise RoundError(
                     f"id {player_id!r} is already registered" + (f" (as {taken!r})" if taken != player_id else "")
                 )
+            confirmed = actor.id if role not in CONFIRMED_ROLES else _confirmed(actor)  # a new player holds nothing
             session.add(
                 Player(
                     id=player_id, role=role, token_hash=token_hash(token), created_at=self.clock.now(),
-                    token_issued_by=actor.id, confirmed_by=_confirmed(actor),
+                    token_issued_by=actor.id, confirmed_by=confirmed,
                 )
             )  # fmt: skip
             session.flush()
@@ -128,10 +133,14 @@ class PlayerService:
                 self.log.record(session, actor, "token_reissued", player_id, player.role)
 
         run_transaction(self.sessions, work)
-        for digest, (_, identity) in list(self._known.items()):
-            if identity.id == player_id:
-                self._known.pop(digest, None)
+        self._forget(player_id)
         return token
+
+    def _forget(self, account: str) -> None:
+        """Drop the account's remembered authentications: its next request reads the database."""
+        for digest, (_, identity) in list(self._known.items()):
+            if identity.id == account:
+                self._known.pop(digest, None)
 
     def confirm(self, account: str, by: Actor | None = None) -> dict[str, Any]:
         """A second admin's word on an operator's or an admin's token an admin issued: from now on it acts."""
@@ -147,12 +156,16 @@ class PlayerService:
             self.log.record(session, actor, "account_confirmed", account, player.token_issued_by)
             return _staff_row(player)
 
-        return run_transaction(self.sessions, work)
+        confirmed = run_transaction(self.sessions, work)
+        self._forget(account)  # here at once; elsewhere within AUTH_TTL_S
+        return confirmed
 
     def staff(self) -> list[dict[str, Any]]:
-        """Every staff account: role, when made, who issued its token and (operators) who confirmed it."""
+        """Every staff account, and any account whose token waits for a second admin: role, when made, who issued its
+        token and who confirmed it."""
         with self.sessions() as session:
-            rows = session.scalars(select(Player).where(Player.role.in_(STAFF)).order_by(Player.id)).all()
+            query = select(Player).where(Player.role.in_(STAFF) | Player.confirmed_by.is_(None)).order_by(Player.id)
+            rows = session.scalars(query).all()
             return [_staff_row(player) for player in rows]
 
     # ---- dealers and their tables -------------------------------------------------------
@@ -237,7 +250,7 @@ class PlayerService:
         if row is None:
             self._known.pop(digest, None)
             raise AuthError("unknown or revoked bearer token")
-        identity = Identity(row.id, row.role)
+        identity = Identity(row.id, row.role, row.token_issued_by, row.confirmed_by is not None)
         if len(self._known) >= AUTH_CACHE:
             self._known.clear()
         self._known[digest] = (now + AUTH_TTL_S, identity)
@@ -266,5 +279,5 @@ def _staff_row(player: Player) -> dict[str, Any]:
     return {
         "id": player.id, "role": player.role, "created_at": aware(player.created_at).isoformat(),
         "token_issued_by": player.token_issued_by, "confirmed_by": player.confirmed_by,
-        "awaiting_confirmation": player.role in CONFIRMED_ROLES and player.confirmed_by is None,
+        "awaiting_confirmation": player.confirmed_by is None,
     }  # fmt: skip

@@ -6,10 +6,11 @@ an ``admin`` manages staff accounts and tokens and nothing else — an admin can
 action. Nobody else makes staff: an operator creates players only, and reissues no token but their own. The first
 admin comes from the database's own tools (``studio players add ID --role admin``).
 
-Four eyes on who may use four eyes: whoever issues a token can act as its holder, so an operator's or an admin's token
-that an admin issued (a new account, or a token reissued) does nothing of its role — an operator proposes and decides
-nothing, an admin manages no staff — until a second, confirmed admin (not the one who issued it) confirms it. One admin
-alone can therefore make no operator who moves money, borrow no real one, and make no second admin to vouch for it.
+Four eyes on who may use four eyes: whoever issues a token can act as its holder, so a token issued to someone else —
+an operator's or an admin's, new or reissued, or anyone's reissued (a dealer's, a player's) — does nothing at all until
+a second, confirmed admin (not the one who issued it) confirms it. One admin alone can therefore make no operator who
+moves money, borrow no real operator, dealer or player, and make no second admin to vouch for them. New dealer and
+player accounts act at once: they hold nothing yet (a dealer runs only the tables given to them, and deals no card).
 
 The staff log (``StaffEvent``) is append-only: every staff account made, every token reissued, every table given to a
 dealer or taken away, and every action a staff member was refused, with who, from where and why.
@@ -31,7 +32,7 @@ from services.rounds.errors import ForbiddenError, RoundError
 from services.rounds.models import StaffEvent
 
 STAFF: Final = ("dealer", "operator", "admin")
-CONFIRMED_ROLES: Final = ("operator", "admin")  # whose tokens an admin issues need a second admin's word
+CONFIRMED_ROLES: Final = ("operator", "admin")  # whose tokens, even new, need a second admin's word
 ACTIONS: Final = (
     "account_created", "token_reissued", "account_confirmed", "table_assigned", "table_unassigned", "table_created",
     "table_changed", "refused",
@@ -88,11 +89,9 @@ def may_create(actor: Actor, role: str) -> None:
 
 def may_confirm(actor: Actor, account: str, role: str, issued_by: str, confirmed_by: str | None) -> None:
     """Raise unless ``actor`` may confirm ``account``'s token: an admin (or the database's tools) other than whoever
-    issued it, for an operator's or admin's token not yet confirmed (the actor's own confirmation is checked apart)."""
+    issued it, for a token not yet confirmed (the actor's own confirmation is checked apart)."""
     if actor.role not in ("admin", "cli"):
-        raise AdminOnlyError(f"{actor.id} is {a(actor.role)}: a second admin confirms an operator's or admin's token")
-    if role not in CONFIRMED_ROLES:
-        raise RoundError(f"{account} is {a(role)}: only an operator's or an admin's token needs a second admin's word")
+        raise AdminOnlyError(f"{actor.id} is {a(actor.role)}: a second admin confirms a token an admin issued")
     if confirmed_by is not None:
         raise RoundError(f"{account}'s token is confirmed already (by {confirmed_by})")
     if actor.id == issued_by:

@@ -358,3 +358,46 @@ def test_a_forwarded_for_header_names_no_address_unless_its_proxy_is_trusted(stu
         httpx.post(f"{url}/{made.json()['id']}/reject", json={"reason": "test"}, headers=studio.auth("op2"))
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def test_a_token_an_admin_issued_does_nothing_at_all_until_a_second_admin_confirms_it(
+    studio: Studio, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The second attack run: an unconfirmed operator still funded players, voided rounds and changed tables; an admin
+    took over a dealer's and a player's tokens. Now each such token does nothing until confirmed."""
+    made = post(studio, "admin", "/v1/operator/players", {"id": "opA", "role": "operator"})
+    studio.tokens["opA"] = made.json()["token"]
+    round_id = open_round(studio)
+    for path, body in (
+        ("/v1/operator/players/ana/deposit", {"amount": 10**9}),
+        ("/v1/operator/players/ana/withdraw", {"amount": 10}),
+        (f"/v1/operator/rounds/{round_id}/void", {"reason": "mine"}),
+        ("/v1/operator/tables", {"id": "t9", "allow_return_over_100": True}),
+        ("/v1/operator/players", {"id": "mule"}),
+    ):
+        refused = studio.post("opA", path, body, key=f"k-{path}")
+        assert (refused.status_code, refused.json()["code"]) == (403, "unconfirmed"), path  # type: ignore[attr-defined]
+    patched = studio.client.patch("/v1/operator/tables/t1", json={"manual_cards": True}, headers=studio.auth("opA"))
+    assert patched.status_code == 403
+    assert studio.client.get("/v1/wallet", headers=studio.auth("ana")).json()["balance"] == 10_000
+    for who in ("dealer", "ana"):  # a dealer's and a player's token taken over
+        taken = post(studio, "admin", f"/v1/operator/players/{who}/token")
+        assert taken.status_code == 200
+        studio.tokens[who] = taken.json()["token"]
+    assert post(studio, "dealer", f"/v1/operator/rounds/{round_id}/close-betting").json()["code"] == "unconfirmed"
+    slip = {"bets": [{"side": "player", "seat": "A", "stake": 100}]}
+    assert studio.post("ana", f"/v1/rounds/{round_id}/bets", slip, "b").json()["code"] == "unconfirmed"  # type: ignore[attr-defined]
+    waiting = {row["id"] for row in studio.client.get("/v1/operator/staff", headers=studio.auth("op")).json()
+               if row["awaiting_confirmation"]}  # fmt: skip
+    assert waiting == {"opA", "dealer", "ana"}
+    own = post(
+        studio, "ana", "/v1/operator/players/ana/token"
+    )  # replacing one's own stays possible (and confirms nothing)
+    assert own.status_code == 403  # a player has no staff route; it asks support
+    studio.tokens["admin2"] = studio.services.players.register("admin2", "admin")
+    assert post(studio, "admin2", "/v1/operator/players/ana/confirm").status_code == 200
+    assert studio.post("ana", f"/v1/rounds/{round_id}/bets", slip, "b2").status_code == 201  # type: ignore[attr-defined]
+    # a crafted id forges no line in the process's own log
+    caplog.clear()
+    post(studio, "dealer", "/v1/operator/rounds/t9-1%0A2026-12-05 INFO proposal 99 approved/close-betting")
+    assert caplog.records and all("\n" not in record.getMessage() for record in caplog.records)
