@@ -18,6 +18,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.bus.broker import host_port
+from services.bus.client import LoginRefusedError, confirm_login
 from services.controller.leases import FencedError, LeaseHeldError, Leases
 from services.controller.models import TableLease
 from services.db import session_factory
@@ -125,6 +126,12 @@ def test_a_controller_whose_broker_login_is_refused_says_so_and_takes_no_lease(
     table = command[command.index("--tables") + 1]
     host, port = host_port(mqtt_url)
     wrong = f"mqtt://controller:not-its-password@{host}:{port}"
+    try:
+        confirm_login(wrong, threading.Event(), f"probe-{uuid.uuid4().hex[:8]}")
+    except LoginRefusedError:
+        pass
+    else:  # CI's Mosquitto lets anyone in (its default configuration): there is no refused login to answer
+        pytest.skip(f"the broker at {host}:{port} accepts any password")
     done = subprocess.run(
         [*command[: command.index("--broker") + 1], wrong, *command[command.index("--broker") + 2 :]],
         capture_output=True, text=True, timeout=60, check=False,
