@@ -604,7 +604,9 @@ async function signIn(candidate) {
   }
   await loadTables();
   await Promise.all([loadRounds(), loadProposals(), loadDecks(), loadStaffLog()]);
-  await route();
+  // the round the address names, unless it is shown already (the operator may be typing in it: found by CI, where a
+  // second rendering after sign-in wiped a reason being typed)
+  if (!current) await route();
 }
 
 $("login").addEventListener("submit", (event) => {
