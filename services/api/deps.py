@@ -97,7 +97,7 @@ def role(*allowed: str, unconfirmed: bool = False) -> object:
 
 def actor_of(identity: Identity, request: Request) -> Actor:
     """Who acts through this request, and from where (for the staff log and proposals)."""
-    return Actor(identity.id, identity.role, request.client.host if request.client else "unknown")
+    return Actor(identity.id, identity.role, request.client.host if request.client else "unknown", identity.confirmed)
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]

@@ -23,6 +23,7 @@ import json
 import logging
 import queue
 import threading
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -165,9 +166,7 @@ class Writer:
         start = controller.feed_start()
         untrusted = partial(self.untrusted, table)
         shoe = controller.settings.shoe_id
-        if clock is None:
-            return ShoeInlet(shoe, start.next_seq, untrusted, boot=start.boot, newest=start.newest)
-        return ShoeInlet(shoe, start.next_seq, untrusted, clock, boot=start.boot, newest=start.newest)
+        return ShoeInlet(shoe, start.next_seq, untrusted, clock or time.monotonic, boot=start.boot, newest=start.newest)
 
     def untrusted(self, table: str, payload: bytes) -> str | None:
         """Why a message of the table's shoe is not to be trusted, or None (a shoe without keys is trusted: a table

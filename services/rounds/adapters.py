@@ -19,6 +19,7 @@ from services.games.base import Game, Window
 from services.games.base import game as game_named
 from services.games.rooms import FREED, SEAT_STAKE, Sit
 from services.ledger import idempotency
+from services.ledger.models import Hold
 
 if TYPE_CHECKING:
     from services.rounds.models import Round
@@ -137,8 +138,6 @@ class Adapter:
     def history(self, session: Session, round_: Round, player: str) -> dict[str, Any]:
         """What a player's history shows of their part in a round of this game, besides what every game shows (the
         round, its hands and outcomes, their net, corrections): here, the seats they held."""
-        from services.ledger.models import Hold
-
         held = session.scalars(
             select(Hold.wager_id).where(Hold.round_id == round_.id, Hold.player == player).order_by(Hold.id)
         )

@@ -27,12 +27,12 @@ from services.rounds.staff import (
     Actor,
     NotYourTableError,
     StaffLog,
-    UnconfirmedError,
     a,
     may_assign,
     may_confirm,
     may_create,
     may_reissue,
+    vouched,
 )
 
 ROLES = ("player", "dealer", "operator", "admin")
@@ -77,11 +77,11 @@ class PlayerService:
         if role not in ROLES:
             raise RoundError(f"invalid role {role!r}: expected one of {', '.join(ROLES)}")
         actor = by or Actor.command_line()
+        vouched(actor)
         may_create(actor, role)
         token = new_token()
 
         def work(session: Session) -> None:
-            _vouched(session, actor)
             taken = session.scalar(select(Player.id).where(func.lower(Player.id) == player_id.lower()))
             if taken is not None:  # "OP2" beside "op2" would read as the same person in every log
                 raise RoundError(
@@ -118,11 +118,11 @@ class PlayerService:
         ``by``: who asks (their own, or an admin; None: the database's own tools), recorded in the staff log."""
         actor = by or Actor.command_line()
         may_reissue(actor, player_id)
+        if actor.id != player_id:
+            vouched(actor)
         token = new_token()
 
         def work(session: Session) -> None:
-            if actor.id != player_id:
-                _vouched(session, actor)
             player = session.get(Player, player_id, with_for_update=True)
             if player is None:
                 raise NotFoundError(f"player {player_id!r} does not exist")
@@ -145,9 +145,9 @@ class PlayerService:
     def confirm(self, account: str, by: Actor | None = None) -> dict[str, Any]:
         """A second admin's word on an operator's or an admin's token an admin issued: from now on it acts."""
         actor = by or Actor.command_line()
+        vouched(actor)
 
         def work(session: Session) -> dict[str, Any]:
-            _vouched(session, actor)
             player = session.get(Player, account, with_for_update=True)
             if player is None:
                 raise NotFoundError(f"account {account!r} does not exist")
@@ -174,9 +174,9 @@ class PlayerService:
         """Give ``dealer_id`` the table (its console and round controls); returns the table's dealers."""
         actor = by or Actor.command_line()
         may_assign(actor)
+        vouched(actor)
 
         def work(session: Session) -> None:
-            _vouched(session, actor)
             if session.get(GameTable, table_id) is None:
                 raise NotFoundError(f"table {table_id!r} does not exist")
             role = session.scalar(select(Player.role).where(Player.id == dealer_id))
@@ -195,9 +195,9 @@ class PlayerService:
         """Take the table away from the dealer: their open console stream ends within seconds."""
         actor = by or Actor.command_line()
         may_assign(actor)
+        vouched(actor)
 
         def work(session: Session) -> None:
-            _vouched(session, actor)
             assigned = (TableDealer.table_id == table_id) & (TableDealer.dealer == dealer_id)
             if session.execute(delete(TableDealer).where(assigned)).rowcount:  # type: ignore[attr-defined]
                 self.log.record(session, actor, "table_unassigned", dealer_id, table_id)
@@ -255,19 +255,6 @@ class PlayerService:
             self._known.clear()
         self._known[digest] = (now + AUTH_TTL_S, identity)
         return identity
-
-
-def _vouched(session: Session, actor: Actor) -> None:
-    """Raise ``UnconfirmedError`` if ``actor`` is an admin whose token an admin issued and no second admin confirmed:
-    such an admin makes, reissues, confirms and assigns nothing (else one admin could make a second to vouch for it)."""
-    if actor.role != "admin":
-        return
-    found = session.execute(select(Player.token_issued_by, Player.confirmed_by).where(Player.id == actor.id)).first()
-    if found is not None and found.confirmed_by is None:
-        raise UnconfirmedError(
-            f"{actor.id}'s admin token was issued by {found.token_issued_by} and no second admin confirmed it: it "
-            "manages no staff until one does"
-        )
 
 
 def _confirmed(actor: Actor) -> str | None:

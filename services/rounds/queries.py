@@ -77,7 +77,7 @@ def history(service: RoundService, player: str, before: datetime | None, limit: 
         if before is not None:
             query = query.where(Round.opened_at < before)
         rounds = session.scalars(query.order_by(Round.opened_at.desc(), Round.id.desc()).limit(limit)).all()
-        return [_summary(session, round_, player) for round_ in rounds]
+        return [_summary(service, session, round_, player) for round_ in rounds]
 
 
 def round_detail(service: RoundService, player: str, round_id: str) -> dict[str, Any]:
@@ -85,7 +85,7 @@ def round_detail(service: RoundService, player: str, round_id: str) -> dict[str,
         round_ = stored_round(session, round_id)
         if session.scalar(select(Hold.id).where(Hold.round_id == round_id, Hold.player == player).limit(1)) is None:
             raise NotFoundError(f"round {round_id!r} is not in {player}'s history")
-        detail = _summary(session, round_, player)
+        detail = _summary(service, session, round_, player)
         return detail | {"state": _state(session, service, round_)} | _recall(session, round_)
 
 
@@ -113,10 +113,10 @@ def _state(session: Session, service: RoundService, round_: Round) -> dict[str, 
     return as_seen(round_, service.engines.view(session, round_, service.game_of(session, round_)))
 
 
-def _summary(session: Session, round_: Round, player: str) -> dict[str, Any]:
+def _summary(service: RoundService, session: Session, round_: Round, player: str) -> dict[str, Any]:
     """What every game's history shows of a round, and what the round's game adds (its adapter's ``history``)."""
     result = json.loads(round_.result) if round_.result and round_.voided_at is None else None
-    game = service_game(session, round_)
+    game = service.table(session, round_.table_id).game  # cached: no query per round of a history page
     return {
         "round_id": round_.id,
         "table_id": round_.table_id,
@@ -129,13 +129,6 @@ def _summary(session: Session, round_: Round, player: str) -> dict[str, Any]:
         "net": None if result is None else result_nets(result).get(player, 0),  # after any correction; void: None
         "corrections": _corrections(session, round_.id, player),  # after settlement (recalculations, a void)
     } | adapter(game).history(session, round_, player)
-
-
-def service_game(session: Session, round_: Round) -> str:
-    game: str | None = session.scalar(select(GameTable.game).where(GameTable.id == round_.table_id))
-    if game is None:
-        raise NotFoundError(f"table {round_.table_id!r} does not exist")
-    return game
 
 
 def _corrections(session: Session, round_id: str, player: str) -> list[dict[str, Any]]:

@@ -65,6 +65,7 @@ class Actor:
     id: str
     role: str
     address: str = ""
+    confirmed: bool = True  # False: a token an admin issued that no second admin confirmed (it manages no staff)
 
     @classmethod
     def command_line(cls) -> Actor:
@@ -76,6 +77,13 @@ class Actor:
 def a(word: str) -> str:
     """``word`` with its indefinite article ("an admin", "a dealer")."""
     return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
+def vouched(actor: Actor) -> None:
+    """Raise ``UnconfirmedError`` if ``actor`` acts on a token an admin issued and no second admin confirmed: such a
+    token manages no staff (else one admin could make a second to vouch for it)."""
+    if not actor.confirmed:
+        raise UnconfirmedError(f"{actor.id}'s token was issued by an admin and no second admin confirmed it")
 
 
 def may_create(actor: Actor, role: str) -> None:
