@@ -63,13 +63,14 @@ def serve(port: int, broker: str, database: str) -> None:
 
     from services.api.app import create_app
     from services.api.consoles import ViewRelay
+    from services.catalog import STUDIO_GAMES
     from services.db import make_engine, migrate, session_factory
     from services.rounds.returns import HOUSE_SETTINGS
     from services.rounds.service import RoundService
 
     engine = make_engine(database)
     migrate(engine)
-    RoundService(session_factory(engine)).create_table(TABLE, settings=HOUSE_SETTINGS)
+    RoundService(session_factory(engine), games=STUDIO_GAMES).create_table(TABLE, settings=HOUSE_SETTINGS)
     app = create_app(engine, relay=ViewRelay(broker))
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", backlog=16384, timeout_keep_alive=60)
     profile = os.environ.get("BENCH_PROFILE")  # a path: write the API process's cProfile there

@@ -92,12 +92,13 @@ from hardware.serial_shoe import Backoff, SerialShoe
 from hardware.sim import VirtualShoe
 from services.bus import topics
 from services.bus.client import Subscriber, connect, make_client
-from services.controller.models import ShoeJournal
+from services.catalog import STUDIO_GAMES
 from services.controller.runner import controller_name
 from services.db import make_engine, migrate, session_factory
 from services.db.engine import database_url as resolve_url
 from services.games.pokdeng import SEATS, Phase, PokDengRound, Side, TableSettings
 from services.games.pokdeng import events as ev
+from services.journal.models import ShoeJournal
 from services.ledger.wallets import WalletService
 from services.rounds.errors import RoundError
 from services.rounds.models import Round, RoundLogEntry, Wager
@@ -132,7 +133,7 @@ class Bettor:
     def __init__(self, plan: WorkerPlan) -> None:
         self.players = plan.players
         self.engine = make_engine(plan.database_url, pool_size=2)
-        self.service = RoundService(session_factory(self.engine))
+        self.service = RoundService(session_factory(self.engine), games=STUDIO_GAMES)
         self.rng = random.Random(os.getpid())
         self.rounds: queue.SimpleQueue[str] = queue.SimpleQueue()
         self.seen: set[str] = set()
@@ -594,7 +595,7 @@ def main() -> None:
         engine = make_engine(database_url, pool_size=2)
         migrate(engine)
         sessions = session_factory(engine)
-        service = RoundService(sessions)
+        service = RoundService(sessions, games=STUDIO_GAMES)
         for table in tables:
             service.create_table(table, "THB", settings)
         wallets, registry = WalletService(sessions), PlayerService(sessions)

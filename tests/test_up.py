@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from services.controller.models import DeckReport, ShoeJournal
+from services.journal.models import DeckReport, ShoeJournal
 from services.rounds.models import Round
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 from services.studio.dealer import PhysicalShoe, keep, kept

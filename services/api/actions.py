@@ -13,15 +13,14 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from services.api.deps import CurrentPlayer, IdempotencyKey, ServicesDep
-from services.rounds import adapters
-from services.rounds.adapters import Action
+from services.rounds.adapters import Action, Catalog
 from services.rounds.errors import RoundError
 
 
-def action_routes() -> APIRouter:
+def action_routes(games: Catalog) -> APIRouter:
     router = APIRouter(prefix="/v1", tags=["player"])
     routes: dict[str, Action] = {}
-    for adapter in adapters.every():
+    for adapter in games.every():
         for action in adapter.actions:
             known = routes.setdefault(action.name, action)
             if known.body is not action.body:

@@ -30,12 +30,14 @@ from services.api.deps import Services
 from services.api.fanout import RAW_SEND, Poller
 from services.api.limits import MAX_BODY_BYTES, BodyLimit
 from services.cards import CardError
+from services.catalog import STUDIO_GAMES
 from services.db import session_factory
 from services.db.engine import POOL_SIZE
 from services.games.base import GameError
 from services.ledger.errors import LedgerError
 from services.ledger.wallets import WalletService
 from services.rounds import queries
+from services.rounds.adapters import Catalog
 from services.rounds.clock import Clock
 from services.rounds.errors import RoundError
 from services.rounds.players import PlayerService
@@ -62,16 +64,18 @@ def create_app(
     notify: Callable[[str], None] | None = None,
     relay: ViewRelay | None = None,
     wallet: WalletConfig | None = None,
+    games: Catalog = STUDIO_GAMES,
 ) -> FastAPI:
     """The API on ``database``; ``threads`` endpoints run at once (match it to the connection pool).
 
     ``notify(round_id)`` is called after every change to a round (the controller's ``…/round/commands``);
     ``relay`` relays the controllers' round views from the broker: the public state streams and the dealer
     console read it. Without it the console feed is unavailable and the public state is read from the
-    database, once per watched table every ``STREAM_POLL_S`` whatever its number of viewers.
+    database, once per watched table every ``STREAM_POLL_S`` whatever its number of viewers. ``games``: the games
+    its tables may run (the studio's own by default).
     """
     sessions = session_factory(database)
-    rounds = RoundService(sessions, clock)
+    rounds = RoundService(sessions, clock, games=games)
     sender = None
     if wallet is not None:  # the stakes of operator's-wallet tables; its outbox sent in the background
         rounds.wallet = SeamlessWallet(sessions, wallet)
@@ -116,7 +120,7 @@ def create_app(
         services.states.listen(lambda table, poller=poller: poller.wake(table + "/"))
     app.state.services = replace(services, seat_poller=seat_poller, yours_poller=yours_poller)
     app.include_router(player_routes.router)
-    app.include_router(action_routes())
+    app.include_router(action_routes(games))
     app.include_router(player_routes.public)
     app.include_router(operator_routes.router)
     app.include_router(page_routes.dealer)

@@ -20,6 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from services.bus import broker
 from services.bus.client import LoginRefusedError
+from services.catalog import STUDIO_GAMES
 from services.cli.arguments import add_database_options, mqtt_url, open_database, port, seconds, table_ids
 from services.cli.commands import help_of
 from services.controller.leases import RENEW_S, TTL_S, LeaseHeldError
@@ -106,7 +107,7 @@ def run_controller(args: argparse.Namespace) -> int:
     engine = open_database(args, "studio controller")
     if engine is None:
         return 2
-    service = RoundService(session_factory(engine))
+    service = RoundService(session_factory(engine), games=STUDIO_GAMES)
     for table in tables:
         with service.sessions() as session:
             exists = session.get(GameTable, table) is not None

@@ -111,6 +111,7 @@ def card_fix(text: str) -> tuple[int, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from services.catalog import STUDIO_GAMES
     from services.db import session_factory
     from services.games.base import GameError
     from services.rounds.errors import RoundError
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     engine = open_database(args, f"studio ops {args.action}")
     if engine is None:
         return 2
-    service = RoundService(session_factory(engine))
+    service = RoundService(session_factory(engine), games=STUDIO_GAMES)
     try:
         found = _act(service, args)
     except (RoundError, GameError) as error:

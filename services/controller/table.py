@@ -32,10 +32,10 @@ from sqlalchemy.orm import Session
 from services.bus.feed import FeedStart, stamp_time
 from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck, ShoeStatus, jpeg_bytes
 from services.cards import Card, DeckCount, DeckTracker
-from services.controller.models import DECK_HELD, DECK_OK, MANUAL_SHOE, DeckReport, ShoeJournal
 from services.controller.witness import Witness
 from services.db.unit_of_work import run_transaction
 from services.games.base import FINISHED, CardWanted, GameError
+from services.journal.models import DECK_HELD, DECK_OK, MANUAL_SHOE, DeckReport, ShoeJournal
 from services.observability import metrics
 from services.rounds import checks
 from services.rounds.clock import aware

@@ -1,10 +1,11 @@
-"""The game port: what every game's engine offers the table core, and the registry of games.
+"""The game port: what every game's engine offers the table core.
 
 The round service, the controller and the API know a game only through this contract: what the
 round expects next (a card for a position, a window with its length, or nothing), commands
 verified and applied one way and stored as JSON, the command a window's end produces, views per
 audience (the engine decides which cards each audience may see), and money outcomes per held
-stake. A new game is one engine module, one ``Game`` and one adapter on the rounds side.
+stake. A new game is one engine module, one ``Game`` and one adapter on the rounds side, named in the
+composition root (``services.catalog``).
 """
 
 from __future__ import annotations
@@ -128,6 +129,8 @@ class Game(ABC, Generic[R, C]):
     """One game's engine as the table core sees it. Pure: no I/O, no clock."""
 
     name: ClassVar[str]
+    # the house takes the players' bets (a banker game): its adapter must say what they return (the table guard)
+    house_banked: ClassVar[bool] = False
 
     # settings
     @abstractmethod
@@ -249,40 +252,3 @@ class Game(ABC, Generic[R, C]):
 
     @abstractmethod
     def events(self, round_: R) -> Sequence[Any]: ...
-
-
-# ---- the registry -----------------------------------------------------------------------
-
-_GAMES: dict[str, Game[Any, Any]] = {}
-
-
-def register(game: Game[Any, Any]) -> Game[Any, Any]:
-    """Make ``game`` playable at tables whose ``game`` is its name (once per name)."""
-    known = _GAMES.get(game.name)
-    if known is not None and type(known) is not type(game):
-        raise GameSettingsError(f"game {game.name!r} is already registered by {type(known).__name__}")
-    _GAMES[game.name] = game
-    return game
-
-
-def game(name: str) -> Game[Any, Any]:
-    _load_builtin()
-    found = _GAMES.get(name)
-    if found is None:
-        raise UnknownGameError(f"unknown game {name!r} (known: {', '.join(sorted(_GAMES))})")
-    return found
-
-
-def names() -> list[str]:
-    _load_builtin()
-    return sorted(_GAMES)
-
-
-def _load_builtin() -> None:
-    """The studio's own games register on first use (their modules import this one)."""
-    if "pokdeng" not in _GAMES:
-        import services.games.pokdeng.port
-    if "tienlen" not in _GAMES:
-        import services.games.tienlen.port
-    if "maubinh" not in _GAMES:
-        import services.games.maubinh.port  # noqa: F401

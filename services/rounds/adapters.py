@@ -7,26 +7,27 @@ with its request and answer schemas, and runs in the round service's transaction
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from services.games.base import Game, Window
-from services.games.base import game as game_named
+from services.games.base import Game, GameError, UnknownGameError, Window
 from services.games.rooms import FREED, SEAT_STAKE, Sit
 from services.ledger import idempotency
 from services.ledger.models import Hold
 
 if TYPE_CHECKING:
+    from services.rounds.core import RoundCore
     from services.rounds.models import Round
-    from services.rounds.service import Applied, RoundService
+from services.rounds.records import Applied
 
 # (service, player, round_id, body, idempotency key or None) -> the answer
-Run = Callable[["RoundService", str, str, Any, "str | None"], Any]
+Run = Callable[["RoundCore", str, str, Any, "str | None"], Any]
 
 
 class Strict(BaseModel):
@@ -60,7 +61,7 @@ def applied_out(applied: Applied) -> AppliedOut:
 
 
 def take_seat(
-    service: RoundService, player: str, round_id: str, body: SeatIn, key: str | None, sit: Callable[[str, str], Any]
+    service: RoundCore, player: str, round_id: str, body: SeatIn, key: str | None, sit: Callable[[str, str], Any]
 ) -> SeatOut:
     """The shared ``sit`` action: the seat joins the round's log (``sit(player, seat)`` is the game's command)
     and the game's ``hold`` for it is taken from the wallet, together or not at all; idempotent by ``key``."""
@@ -87,7 +88,7 @@ def take_seat(
 def seat_action(summary: str, sit: Callable[[str, str], Any] = Sit) -> Action:
     """The ``sit`` action of a game with seats (``take_seat`` with the game's ``sit`` command)."""
 
-    def run(service: RoundService, player: str, round_id: str, body: SeatIn, key: str | None) -> SeatOut:
+    def run(service: RoundCore, player: str, round_id: str, body: SeatIn, key: str | None) -> SeatOut:
         return take_seat(service, player, round_id, body, key, sit)
 
     return Action("sit", SeatIn, SeatOut, run, summary, keyed=True)
@@ -109,29 +110,33 @@ class Action:
 class Adapter:
     """The default: actions none, a window's end is the engine's own timeout command."""
 
-    game_name: ClassVar[str]
     actions: tuple[Action, ...] = ()
+    # the page its players play at: ``/{player_page}/{table_id}`` (the index page links each table there)
+    player_page: ClassVar[str] = "room"
     # whether its tables may keep the players' money in the operator's wallet (``services.wallet.seamless``): a
     # game whose losses never exceed what was staked (a room settles players against each other beyond their holds)
     operator_wallet: ClassVar[bool] = False
 
+    def __init__(self, game: Game[Any, Any]) -> None:
+        self.game = game
+
     @property
-    def game(self) -> Game[Any, Any]:
-        return game_named(self.game_name)
+    def game_name(self) -> str:
+        return self.game.name
 
     def close(
-        self, service: RoundService, session: Session, round_: Round, engine: Any, window: Window, actor: str
+        self, service: RoundCore, session: Session, round_: Round, engine: Any, window: Window, actor: str
     ) -> list[Any]:
         """End the open ``window``: append what its end means; returns the events."""
         return service.append(session, round_, engine, self.game.timeout(engine), actor)
 
-    def opened(self, service: RoundService, session: Session, round_: Round, engine: Any) -> None:
+    def opened(self, service: RoundCore, session: Session, round_: Round, engine: Any) -> None:
         """A round of the game was just opened (in this transaction): append what it starts with, if anything."""
 
-    def settled(self, service: RoundService, session: Session, round_: Round, engine: Any) -> None:
+    def settled(self, service: RoundCore, session: Session, round_: Round, engine: Any) -> None:
         """Write what the game keeps of a settled (or recalculated) round besides the ledger's postings."""
 
-    def yours(self, service: RoundService, session: Session, round_: Round, engine: Any, player: str) -> dict[str, Any]:
+    def yours(self, service: RoundCore, session: Session, round_: Round, engine: Any, player: str) -> dict[str, Any]:
         """What of the round is ``player``'s own, for their private stream: here, the seats they hold."""
         return {"seats": sorted(seat for seat, holder in self.game.seats(engine).items() if holder == player)}
 
@@ -155,11 +160,11 @@ class Adapter:
 
     profile_settings: tuple[str, ...] = ()  # the player settings this game has (``PUT /v1/me/{name}``)
 
-    def profile(self, service: RoundService, player: str) -> dict[str, Any]:
+    def profile(self, service: RoundCore, player: str) -> dict[str, Any]:
         """What a player's ``/v1/me`` shows of their settings in this game."""
         return {}
 
-    def set_profile(self, service: RoundService, player: str, name: str, value: Any) -> None:
+    def set_profile(self, service: RoundCore, player: str, name: str, value: Any) -> None:
         raise NotImplementedError(name)  # only names in ``profile_settings`` reach here
 
 
@@ -168,13 +173,13 @@ class RoomAdapter(Adapter):
     the ready check removed them) gets its hold back in the same transaction."""
 
     def close(
-        self, service: RoundService, session: Session, round_: Round, engine: Any, window: Window, actor: str
+        self, service: RoundCore, session: Session, round_: Round, engine: Any, window: Window, actor: str
     ) -> list[Any]:
         events = super().close(service, session, round_, engine, window, actor)
         release_freed(service, session, round_, events)
         return events
 
-    def command_freeing(self, service: RoundService, round_id: str, command: Any, actor: str) -> Applied:
+    def command_freeing(self, service: RoundCore, round_id: str, command: Any, actor: str) -> Applied:
         """Append ``command`` (a player's), releasing the hold of any seat it frees."""
 
         def work(session: Session) -> Applied:
@@ -187,7 +192,7 @@ class RoomAdapter(Adapter):
         return service.run(work)
 
 
-def release_freed(service: RoundService, session: Session, round_: Round, events: list[Any]) -> None:
+def release_freed(service: RoundCore, session: Session, round_: Round, events: list[Any]) -> None:
     """Give back the hold of every seat the events say was freed before the deal."""
     ledger = service.ledger(session, round_.table_id)
     for event in events:
@@ -195,32 +200,50 @@ def release_freed(service: RoundService, session: Session, round_: Round, events
             ledger.void_holds(round_.id, SEAT_STAKE + str(event[1]))
 
 
-_ADAPTERS: dict[str, Adapter] = {}
+class CatalogError(GameError):
+    """The studio's games do not fit together (found at start, never while playing)."""
+
+    code = "catalog"
 
 
-def register(adapter: Adapter) -> Adapter:
-    _ADAPTERS[adapter.game_name] = adapter
-    return adapter
+@dataclass(frozen=True)
+class Catalog:
+    """The games a studio runs, each with its adapter: built once by the composition root (``services.catalog``)
+    and handed to the services, which look a table's game up here and nowhere else."""
 
+    adapters: Mapping[str, Adapter]
 
-def adapter(game: str) -> Adapter:
-    _load_builtin()
-    found = _ADAPTERS.get(game)
-    if found is None:
-        game_named(game)  # an unknown game says so
-        found = register(type(f"{game}Adapter", (Adapter,), {"game_name": game})())
-    return found
+    @classmethod
+    def of(cls, *entries: Game[Any, Any] | Adapter) -> Catalog:
+        """A catalog of these games (a game given without an adapter gets the default one); one entry per name."""
+        found: dict[str, Adapter] = {}
+        for entry in entries:
+            each = entry if isinstance(entry, Adapter) else Adapter(entry)
+            if each.game_name in found:
+                raise CatalogError(f"game {each.game_name!r} is named twice in the catalog")
+            if each.game.house_banked and type(each).returns is Adapter.returns:
+                raise CatalogError(
+                    f"game {each.game_name!r} is banked by the house: its adapter must say what its bets return "
+                    "(Adapter.returns), for the table guard"
+                )
+            found[each.game_name] = each
+        return cls(MappingProxyType(dict(sorted(found.items()))))
 
+    def adding(self, *entries: Game[Any, Any] | Adapter) -> Catalog:
+        """This catalog and these games besides (a plug-in's, a test's)."""
+        return Catalog.of(*self.adapters.values(), *entries)
 
-def every() -> list[Adapter]:
-    _load_builtin()
-    return [_ADAPTERS[name] for name in sorted(_ADAPTERS)]
+    def adapter(self, game: str) -> Adapter:
+        found = self.adapters.get(game)
+        if found is None:
+            raise UnknownGameError(f"unknown game {game!r} (known: {', '.join(self.adapters)})")
+        return found
 
+    def game(self, name: str) -> Game[Any, Any]:
+        return self.adapter(name).game
 
-def _load_builtin() -> None:
-    if "pokdeng" not in _ADAPTERS:
-        import services.rounds.pokdeng
-    if "tienlen" not in _ADAPTERS:
-        import services.rounds.tienlen
-    if "maubinh" not in _ADAPTERS:
-        import services.rounds.maubinh  # noqa: F401
+    def names(self) -> list[str]:
+        return list(self.adapters)
+
+    def every(self) -> list[Adapter]:
+        return list(self.adapters.values())

@@ -18,9 +18,8 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session, aliased
 
 from services.cards import Card
-from services.controller.models import ShoeJournal
 from services.games.base import FINISHED, PUBLIC
-from services.games.base import game as game_named
+from services.journal.models import ShoeJournal
 from services.ledger.models import Account, Transfer
 from services.rounds import checks
 from services.rounds.clock import aware
@@ -99,9 +98,10 @@ def tables(service: RoundService, table_id: str | None = None) -> list[dict[str,
         rows = session.scalars(query if table_id is None else query.where(GameTable.id == table_id)).all()
     if table_id is not None and not rows:
         raise NotFoundError(f"table {table_id!r} does not exist")
+    games = service.games
     return [
         {"table_id": t.id, "game": t.game, "currency": t.currency, "settings": json.loads(t.settings),
-         "returns": table_returns(t.game, game_named(t.game).settings(json.loads(t.settings))),
+         "returns": table_returns(games.adapter(t.game), games.game(t.game).settings(json.loads(t.settings))),
          "allow_return_over_100": t.allow_return_over_100, "video_url_template": t.video_url_template,
          "display": display_of(t), "wallet": t.wallet,
          "verify": {"mode": t.verify, "window_ms": t.verify_window_ms}, "manual_cards": t.manual_cards}

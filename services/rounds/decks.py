@@ -14,9 +14,9 @@ from typing import Any, Final
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from services.controller.models import DECK_ACKNOWLEDGED, DECK_HELD, DECK_OK, DeckReport
 from services.db.unit_of_work import run_transaction
 from services.games.base import FINISHED, PUBLIC
+from services.journal.models import DECK_ACKNOWLEDGED, DECK_HELD, DECK_OK, DeckReport
 from services.rounds.audit import AuditQueryError, checked_limit
 from services.rounds.clock import aware
 from services.rounds.errors import NotFoundError, RoundError

@@ -15,8 +15,8 @@ from typing import Any, Final
 from sqlalchemy.orm import Session
 
 from services.cards import Card
-from services.controller.models import MANUAL_SHOE, ShoeJournal
 from services.games.base import CardWanted
+from services.journal.models import MANUAL_SHOE, ShoeJournal
 from services.rounds.errors import RoundError
 from services.rounds.models import GameTable, Round
 from services.rounds.service import RoundService

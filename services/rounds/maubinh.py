@@ -11,7 +11,7 @@ from typing import Annotated
 from pydantic import Field
 
 from services.cards import Card
-from services.games.maubinh.port import Arrange
+from services.games.maubinh.port import MAUBINH, Arrange
 from services.games.rooms import Leave, Ready
 from services.rounds.adapters import (
     Action,
@@ -19,10 +19,10 @@ from services.rounds.adapters import (
     RoomAdapter,
     Strict,
     applied_out,
-    register,
     seat_action,
 )
-from services.rounds.service import Applied, RoundService
+from services.rounds.core import RoundCore
+from services.rounds.records import Applied
 
 Code = Annotated[str, Field(min_length=2, max_length=2, description="rank + suit, e.g. 'QH'")]
 
@@ -41,22 +41,21 @@ class LeaveIn(Strict):
     pass
 
 
-def ready(service: RoundService, player: str, round_id: str, _body: ReadyIn, _key: str | None) -> AppliedOut:
+def ready(service: RoundCore, player: str, round_id: str, _body: ReadyIn, _key: str | None) -> AppliedOut:
     return applied_out(service.command(round_id, lambda _game: Ready(player), player))
 
 
-def arrange(service: RoundService, player: str, round_id: str, body: ArrangeIn, _key: str | None) -> AppliedOut:
+def arrange(service: RoundCore, player: str, round_id: str, body: ArrangeIn, _key: str | None) -> AppliedOut:
     chi1, chi2, chi3 = (tuple(Card.from_code(code) for code in chi) for chi in (body.chi1, body.chi2, body.chi3))
     command = Arrange(player, chi1, chi2, chi3)
     return applied_out(service.command(round_id, lambda _game: command, player, window=True))
 
 
-def leave(service: RoundService, player: str, round_id: str, _body: LeaveIn, _key: str | None) -> AppliedOut:
+def leave(service: RoundCore, player: str, round_id: str, _body: LeaveIn, _key: str | None) -> AppliedOut:
     return applied_out(ADAPTER.leave(service, player, round_id))
 
 
 class MauBinhAdapter(RoomAdapter):
-    game_name = "maubinh"
     actions = (
         seat_action("Take a seat; the room's hold (the largest loss of a hand) is taken."),
         Action("ready", ReadyIn, AppliedOut, ready, "Ready for the deal (it starts when every seated player is)."),
@@ -66,9 +65,8 @@ class MauBinhAdapter(RoomAdapter):
                "Leave: before the deal your hold comes back; after it you lose every chi, as the rules say."),
     )  # fmt: skip
 
-    def leave(self, service: RoundService, player: str, round_id: str) -> Applied:
+    def leave(self, service: RoundCore, player: str, round_id: str) -> Applied:
         return self.command_freeing(service, round_id, Leave(player), player)
 
 
-ADAPTER = MauBinhAdapter()
-register(ADAPTER)
+ADAPTER = MauBinhAdapter(MAUBINH)

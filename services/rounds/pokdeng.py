@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Connection, Row, Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
-from services.games.base import Window
+from services.games.base import Game, Window
 from services.games.pokdeng import (
     AwaitingDecision,
     AwaitingInsurance,
@@ -34,12 +34,13 @@ from services.games.pokdeng.port import INSURANCE, POKDENG
 from services.games.pokdeng.rtp_table import least_commission, table_returns
 from services.ledger import idempotency
 from services.ledger.models import Hold
-from services.rounds.adapters import Action, Adapter, AppliedOut, Strict, applied_out, register
+from services.rounds.adapters import Action, Adapter, AppliedOut, Strict, applied_out
 from services.rounds.clock import aware
+from services.rounds.core import RoundCore
 from services.rounds.engines import load
 from services.rounds.errors import BettingClosedError, NotFoundError, RecalculationRefusedError
 from services.rounds.models import Round, ThresholdChange, Wager
-from services.rounds.service import Applied, RoundService, stored_round
+from services.rounds.records import Applied, stored_round
 from services.rounds.stakes import Debit, staked
 
 ROUNDS = cast(Table, Round.__table__)
@@ -153,10 +154,11 @@ class Slip:
 
 
 class PokDengAdapter(Adapter):
-    game_name = "pokdeng"
     operator_wallet = True
+    player_page = "play"
 
-    def __init__(self) -> None:
+    def __init__(self, game: Game[Any, Any]) -> None:
+        super().__init__(game)
         self.actions = (
             Action("bets", BetSlipIn, SlipOut, self._bets_action, "Place or raise wagers on one side of the round "
                    "while betting is open; holds are taken atomically.", keyed=True, changes_state=False),
@@ -170,7 +172,7 @@ class PokDengAdapter(Adapter):
     # ---- bets -------------------------------------------------------------------------
 
     def place_bets(
-        self, service: RoundService, player: str, round_id: str, bets: Sequence[Bet], key: str
+        self, service: RoundCore, player: str, round_id: str, bets: Sequence[Bet], key: str
     ) -> dict[str, Any]:
         """Place or raise wagers on one side of the round; all are in, with their holds, or none (on an operator's
         wallet table, only once the operator has debited them: ``services.rounds.stakes``)."""
@@ -209,12 +211,12 @@ class PokDengAdapter(Adapter):
 
         return staked(service, player, round_id, key, request, amount, place, "bet")
 
-    def close_betting(self, service: RoundService, round_id: str, actor: str = "controller") -> Applied:
+    def close_betting(self, service: RoundCore, round_id: str, actor: str = "controller") -> Applied:
         """Close betting: the round's wagers enter its log in order of first placement."""
         return service.close_window(round_id, actor, kind="betting")
 
     def close(
-        self, service: RoundService, session: Session, round_: Round, engine: PokDengRound, window: Window, actor: str
+        self, service: RoundCore, session: Session, round_: Round, engine: PokDengRound, window: Window, actor: str
     ) -> list[Any]:
         if window.kind != "betting":
             return super().close(service, session, round_, engine, window, actor)
@@ -226,7 +228,7 @@ class PokDengAdapter(Adapter):
         thresholds = _thresholds(session, {w.player for w in wagers}, aware(round_.opened_at))
         return events + service.append(session, round_, engine, ev.CloseBetting(thresholds), actor)
 
-    def settled(self, service: RoundService, session: Session, round_: Round, engine: PokDengRound) -> None:
+    def settled(self, service: RoundCore, session: Session, round_: Round, engine: PokDengRound) -> None:
         """Each wager's net, for the players' history."""
         assert engine.result is not None
         rows = [{"wager_id": item.wager.wager_id, "net": item.net} for item in engine.result.wagers]
@@ -234,7 +236,7 @@ class PokDengAdapter(Adapter):
             session.connection().execute(STORE_NETS, rows)
 
     def yours(
-        self, service: RoundService, session: Session, round_: Round, engine: PokDengRound, player: str
+        self, service: RoundCore, session: Session, round_: Round, engine: PokDengRound, player: str
     ) -> dict[str, Any]:
         """The player's wagers (from the first bet, before they enter the log), the insurance they may buy now
         and the amounts the rules allow, the draw/stand choice that is theirs to make, and their net once settled."""
@@ -290,7 +292,7 @@ class PokDengAdapter(Adapter):
 
     # ---- insurance and decisions ------------------------------------------------------
 
-    def buy_insurance(self, service: RoundService, player: str, round_id: str, amount: int, key: str) -> dict[str, Any]:
+    def buy_insurance(self, service: RoundCore, player: str, round_id: str, amount: int, key: str) -> dict[str, Any]:
         """Insurance is held like a wager (1 × its amount) and settles with the round."""
         request = {"op": "insurance", "round": round_id, "amount": amount}
 
@@ -323,20 +325,18 @@ class PokDengAdapter(Adapter):
 
         return staked(service, player, round_id, key, request, insured, place, "insurance")
 
-    def close_insurance(self, service: RoundService, round_id: str, actor: str = "controller") -> Applied:
+    def close_insurance(self, service: RoundCore, round_id: str, actor: str = "controller") -> Applied:
         return service.command(round_id, lambda _game: ev.CloseInsurance(), actor)
 
-    def decide(self, service: RoundService, player: str, round_id: str, seat: Position, draw: bool) -> Applied:
+    def decide(self, service: RoundCore, player: str, round_id: str, seat: Position, draw: bool) -> Applied:
         return service.command(round_id, lambda _game: ev.Decide(seat, draw, player), player, window=True)
 
-    def decision_timeout(
-        self, service: RoundService, round_id: str, seat: Position, actor: str = "controller"
-    ) -> Applied:
+    def decision_timeout(self, service: RoundCore, round_id: str, seat: Position, actor: str = "controller") -> Applied:
         return service.command(round_id, lambda _game: ev.DecisionTimeout(seat), actor)
 
     # ---- thresholds -------------------------------------------------------------------
 
-    def set_threshold(self, service: RoundService, player: str, threshold: int) -> None:
+    def set_threshold(self, service: RoundCore, player: str, threshold: int) -> None:
         """A new auto-draw threshold applies from the next round the player joins."""
         if type(threshold) is not int or not 1 <= threshold <= 5:
             raise RecalculationRefusedError(f"threshold must be a whole number 1–5, got {threshold!r}")
@@ -348,20 +348,20 @@ class PokDengAdapter(Adapter):
 
         service.run(work)
 
-    def threshold(self, service: RoundService, player: str) -> int:
+    def threshold(self, service: RoundCore, player: str) -> int:
         with service.sessions() as session:
             later = service.clock.now() + timedelta(microseconds=1)
             return _thresholds(session, {player}, later).get(player, 4)
 
     profile_settings = ("threshold",)
 
-    def profile(self, service: RoundService, player: str) -> dict[str, Any]:
+    def profile(self, service: RoundCore, player: str) -> dict[str, Any]:
         return {"threshold": self.threshold(service, player)}
 
-    def set_profile(self, service: RoundService, player: str, name: str, value: Any) -> None:
+    def set_profile(self, service: RoundCore, player: str, name: str, value: Any) -> None:
         self.set_threshold(service, player, value)
 
-    def round(self, service: RoundService, round_id: str) -> PokDengRound:
+    def round(self, service: RoundCore, round_id: str) -> PokDengRound:
         """A private copy of the round's engine, replayed from its log (for the demo's players and report)."""
         with service.sessions() as session:
             round_ = stored_round(session, round_id)
@@ -369,22 +369,22 @@ class PokDengAdapter(Adapter):
 
     # ---- the actions as routes --------------------------------------------------------
 
-    def _bets_action(self, service: RoundService, player: str, round_id: str, body: BetSlipIn, key: str | None) -> Any:
+    def _bets_action(self, service: RoundCore, player: str, round_id: str, body: BetSlipIn, key: str | None) -> Any:
         bets = [Bet(Side(bet.side), Position(bet.seat), bet.stake) for bet in body.bets]
         return SlipOut(**self.place_bets(service, player, round_id, bets, key or ""))
 
     def _insurance_action(
-        self, service: RoundService, player: str, round_id: str, body: InsuranceIn, key: str | None
+        self, service: RoundCore, player: str, round_id: str, body: InsuranceIn, key: str | None
     ) -> Any:
         return InsuranceOut(**self.buy_insurance(service, player, round_id, body.amount, key or ""))
 
     def _decision_action(
-        self, service: RoundService, player: str, round_id: str, body: DecisionIn, _key: str | None
+        self, service: RoundCore, player: str, round_id: str, body: DecisionIn, _key: str | None
     ) -> Any:
         return applied_out(self.decide(service, player, round_id, Position(body.seat), body.choice == "draw"))
 
     def _betting_round(
-        self, service: RoundService, connection: Connection, round_id: str
+        self, service: RoundCore, connection: Connection, round_id: str
     ) -> tuple[Row[Any, Any, Any, Any], datetime]:
         """The round's row under a shared lock (the close of betting takes it exclusively), if betting is open."""
         round_ = connection.execute(BETTING_ROUND, {"round_id": round_id}).first()
@@ -396,14 +396,13 @@ class PokDengAdapter(Adapter):
         return round_, now
 
 
-ADAPTER = PokDengAdapter()
-register(ADAPTER)
+ADAPTER = PokDengAdapter(POKDENG)
 
 
 class PokDengDesk:
     """The Pok Deng adapter bound to one round service: ``pokdeng(service).place_bets(...)``."""
 
-    def __init__(self, service: RoundService) -> None:
+    def __init__(self, service: RoundCore) -> None:
         self.service = service
 
     def place_bets(self, player: str, round_id: str, bets: Sequence[Bet], key: str) -> dict[str, Any]:
@@ -434,7 +433,7 @@ class PokDengDesk:
         return ADAPTER.round(self.service, round_id)
 
 
-def pokdeng(service: RoundService) -> PokDengDesk:
+def pokdeng(service: RoundCore) -> PokDengDesk:
     return PokDengDesk(service)
 
 

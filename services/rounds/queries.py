@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session, aliased
 
-from services.controller.models import ShoeJournal
-from services.games.base import game as game_named
+from services.journal.models import ShoeJournal
 from services.ledger.models import Account, Hold, Transfer
-from services.rounds.adapters import adapter
 from services.rounds.clock import aware
 from services.rounds.display import display_of
 from services.rounds.errors import NotFoundError
@@ -27,10 +26,19 @@ HISTORY_PAGE_MAX = 100
 
 
 def tables(service: RoundService) -> list[dict[str, str]]:
-    """Every table: its id, game and currency (public: the lobby and the studio's own pages list them)."""
+    """Every table: its id, game, currency and the page its players play at (public: the lobby and the studio's own
+    pages list them)."""
     with service.sessions() as session:
         rows = session.execute(select(GameTable.id, GameTable.game, GameTable.currency).order_by(GameTable.id)).all()
-    return [{"table_id": id_, "game": game, "currency": currency} for id_, game, currency in rows]
+    return [
+        {"table_id": id_, "game": game, "currency": currency, "player_page": player_page(service, game, id_)}
+        for id_, game, currency in rows
+    ]
+
+
+def player_page(service: RoundService, game: str, table_id: str) -> str:
+    """Where a table's players play: the page its game's adapter names."""
+    return f"/{service.games.adapter(game).player_page}/{quote(table_id, safe='')}"
 
 
 def table(service: RoundService, table_id: str) -> dict[str, Any]:
@@ -40,14 +48,15 @@ def table(service: RoundService, table_id: str) -> dict[str, Any]:
         found = session.get(GameTable, table_id)
         if found is None:
             raise NotFoundError(f"table {table_id!r} does not exist")
-        port = game_named(found.game)
+        port = service.games.game(found.game)
         settings = port.settings(json.loads(found.settings))
         return {
             "table_id": found.id,
             "game": found.game,
             "currency": found.currency,
             "settings": port.settings_dict(settings),
-            "page": adapter(found.game).page(settings),
+            "page": service.games.adapter(found.game).page(settings),
+            "player_page": player_page(service, found.game, found.id),
             "display": display_of(found),
         }
 
@@ -128,7 +137,7 @@ def _summary(service: RoundService, session: Session, round_: Round, player: str
         "outcomes": result.get("outcomes") if result else None,
         "net": None if result is None else result_nets(result).get(player, 0),  # after any correction; void: None
         "corrections": _corrections(session, round_.id, player),  # after settlement (recalculations, a void)
-    } | adapter(game).history(session, round_, player)
+    } | service.games.adapter(game).history(session, round_, player)
 
 
 def _corrections(session: Session, round_id: str, player: str) -> list[dict[str, Any]]:

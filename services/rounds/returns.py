@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from services.rounds.adapters import adapter
+from services.rounds.adapters import Adapter
 from services.rounds.errors import RoundError
 
 # The commission the studio's own tools (``studio up``, the demo, a table ``studio controller`` creates) take on wins
@@ -23,14 +23,14 @@ class ReturnOver100Error(RoundError):
     status = 422
 
 
-def table_returns(game: str, settings: Any) -> dict[str, Any] | None:
+def table_returns(adapter: Adapter, settings: Any) -> dict[str, Any] | None:
     """The table's bets and their returns (None: the house takes no bet at this game)."""
-    return adapter(game).returns(settings)
+    return adapter.returns(settings)
 
 
-def check_returns(table_id: str, game: str, settings: Any, allow_return_over_100: bool) -> None:
+def check_returns(table_id: str, adapter: Adapter, settings: Any, allow_return_over_100: bool) -> None:
     """Refuse settings that let a house bet return 100 % or more, naming the bets and their returns."""
-    found = table_returns(game, settings)
+    found = table_returns(adapter, settings)
     if found is None or allow_return_over_100:
         return
     over = {name: bet for name, bet in found["bets"].items() if bet["ci95"][1] >= 1}

@@ -21,8 +21,9 @@ from services.games.base import GameError
 from services.ledger import idempotency
 from services.ledger.errors import LedgerError
 from services.ledger.ledger import Ledger, Locked
+from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError
-from services.rounds.service import RoundService, table_of_round
+from services.rounds.records import table_of_round
 from services.wallet.models import WalletCallRecord
 from services.wallet.outbox import WalletError
 from services.wallet.seamless import OPERATOR, mirror_stake, rollback_of, stake_transaction
@@ -65,7 +66,7 @@ Place = Callable[[Session, "Debit | None"], dict[str, Any]]
 
 
 def staked(
-    service: RoundService,
+    service: RoundCore,
     player: str,
     round_id: str,
     key: str,

@@ -23,11 +23,10 @@ from services.rounds.adapters import (
     SeatOut,
     Strict,
     applied_out,
-    register,
     take_seat,
 )
+from services.rounds.core import RoundCore
 from services.rounds.models import ExperienceAward, Round
-from services.rounds.service import RoundService
 
 Code = Annotated[str, Field(min_length=2, max_length=2, description="rank + suit, e.g. '3S'")]
 
@@ -40,16 +39,16 @@ class PassIn(Strict):
     pass
 
 
-def play(service: RoundService, player: str, round_id: str, body: PlayIn, _key: str | None) -> AppliedOut:
+def play(service: RoundCore, player: str, round_id: str, body: PlayIn, _key: str | None) -> AppliedOut:
     cards = tl.parse(body.cards)
     return applied_out(service.command(round_id, lambda _game: Play(player, cards), player, window=True))
 
 
-def pass_turn(service: RoundService, player: str, round_id: str, _body: PassIn, _key: str | None) -> AppliedOut:
+def pass_turn(service: RoundCore, player: str, round_id: str, _body: PassIn, _key: str | None) -> AppliedOut:
     return applied_out(service.command(round_id, lambda _game: Pass(player), player, window=True))
 
 
-def sit(service: RoundService, player: str, round_id: str, body: SeatIn, key: str | None) -> SeatOut:
+def sit(service: RoundCore, player: str, round_id: str, body: SeatIn, key: str | None) -> SeatOut:
     """A seat, if the player's experience points reach the room's tier; then as any room's seat."""
     with service.sessions() as session:
         round_ = session.get(Round, round_id)
@@ -66,7 +65,6 @@ def experience(session: Session, player: str) -> int:
 
 
 class TienLenAdapter(RoomAdapter):
-    game_name = "tienlen"
     actions = (
         Action("sit", SeatIn, SeatOut, sit, "Take a seat (the room's tier may ask for experience points); the "
                "room's hold (hold_units × unit) is taken.", keyed=True),
@@ -74,7 +72,7 @@ class TienLenAdapter(RoomAdapter):
         Action("pass", PassIn, AppliedOut, pass_turn, "Pass: out of the trick until it ends."),
     )  # fmt: skip
 
-    def opened(self, service: RoundService, session: Session, round_: Round, engine: Room) -> None:
+    def opened(self, service: RoundCore, session: Session, round_: Round, engine: Room) -> None:
         """The new round goes on from the table's last one: its winner leads, or a player cóng twice in a row."""
         previous = session.scalar(
             select(Round)
@@ -89,7 +87,7 @@ class TienLenAdapter(RoomAdapter):
         if series != Series():
             service.append(session, round_, engine, Continue.of(series), "controller")
 
-    def settled(self, service: RoundService, session: Session, round_: Round, engine: Room) -> None:
+    def settled(self, service: RoundCore, session: Session, round_: Round, engine: Room) -> None:
         """Each seated player played the round to its end: the room's tier awards them experience points (once)."""
         tier = DEFAULT_TIERS[engine.settings.tier - 1]
         awarded = set(session.scalars(select(ExperienceAward.player).where(ExperienceAward.round_id == round_.id)))
@@ -98,9 +96,9 @@ class TienLenAdapter(RoomAdapter):
             if player not in awarded and tier.award:
                 session.add(ExperienceAward(round_id=round_.id, player=player, points=tier.award, awarded_at=now))
 
-    def profile(self, service: RoundService, player: str) -> dict[str, Any]:
+    def profile(self, service: RoundCore, player: str) -> dict[str, Any]:
         with service.sessions() as session:
             return {"experience": experience(session, player)}
 
 
-register(TienLenAdapter())
+ADAPTER = TienLenAdapter(TIENLEN)

@@ -21,9 +21,9 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.exc import DBAPIError
 
 from services.cards import Card
-from services.controller.models import DECK_HELD
 from services.games.base import FINISHED, GameError
 from services.games.pokdeng.port import INSURANCE
+from services.journal.models import DECK_HELD
 from services.ledger.errors import IdempotencyConflictError, LedgerError
 from services.rounds import decks
 from services.rounds.checks import MISMATCH, PENDING, UNSEEN, VERIFYING

@@ -19,11 +19,11 @@ from sqlalchemy import Connection, Engine, Table, bindparam, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.cards import FULL_DECK
-from services.controller.models import DECK_OK, DeckReport, ShoeJournal
 from services.controller.table import UNTRUSTED
 from services.games.base import FINISHED, PUBLIC
-from services.games.base import game as game_named
+from services.journal.models import DECK_OK, DeckReport, ShoeJournal
 from services.ledger.models import Account, AccountKind, Hold, HoldStatus, Transfer
+from services.rounds.adapters import Catalog
 from services.rounds.engines import load
 from services.rounds.models import GameTable, Round, Wager
 from services.rounds.service import stored_result
@@ -87,8 +87,9 @@ class Accepted:
 
 
 class Checker:
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
+    def __init__(self, sessions: sessionmaker[Session], games: Catalog) -> None:
         self.sessions = sessions
+        self.games = games
         self.engine: Engine = sessions.kw["bind"]
         self.checks = 0
         self._transfer_id = 0
@@ -325,7 +326,7 @@ class Checker:
         """Every round ended; each ended as its log replays; every shoe message journaled exactly once."""
         with self.sessions() as session:
             for table in tables:
-                port = game_named(session.scalar(select(GameTable.game).where(GameTable.id == table)) or "")
+                port = self.games.game(session.scalar(select(GameTable.game).where(GameTable.id == table)) or "")
                 for round_ in session.scalars(select(Round).where(Round.table_id == table).order_by(Round.number)):
                     if round_.phase not in FINISHED:
                         raise Violation(f"round {round_.id} never ended: it is still {round_.phase}")

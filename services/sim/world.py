@@ -28,6 +28,7 @@ from sqlalchemy.orm import sessionmaker
 from services.bus.feed import ShoeInlet
 from services.bus.messages import DealerView, ResendRequest, RoundView
 from services.cards import Card
+from services.catalog import STUDIO_GAMES
 from services.controller.leases import Leases
 from services.controller.runner import MIN_WAIT_SECONDS, Inbound, Writer
 from services.controller.table import ControllerSettings
@@ -173,7 +174,7 @@ class ControllerProcess:
 
     def __init__(self, sim: Simulation, generation: int) -> None:
         self.sim, self.generation = sim, generation
-        self.service = RoundService(session_factory(sim.engine), sim.clock)
+        self.service = RoundService(session_factory(sim.engine), sim.clock, games=STUDIO_GAMES)
         self.leases = Leases(self.service.sessions, f"sim-controller-{generation}", sim.clock)
         tables = {
             table: ControllerSettings(
@@ -334,8 +335,8 @@ class Simulation:
         self.scheduler = Scheduler(self.clock)
         self.database = DatabaseFaults(engine)
         sessions = session_factory(engine)
-        self.checker = Checker(sessionmaker(engine, expire_on_commit=False))
-        self.api = RoundService(sessions, self.clock)  # the API process's
+        self.checker = Checker(sessionmaker(engine, expire_on_commit=False), STUDIO_GAMES)
+        self.api = RoundService(sessions, self.clock, games=STUDIO_GAMES)  # the API process's
         self.wallets = WalletService(sessions, "THB")
         faulty = "network" in settings.faults
         self.network = Network(

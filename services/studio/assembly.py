@@ -30,6 +30,7 @@ from services.api.app import create_app
 from services.api.consoles import ViewRelay
 from services.api.notify import RoundNotifier
 from services.bus.broker import embedded_broker, role_url, write_url
+from services.catalog import STUDIO_GAMES
 from services.controller.runner import Controller
 from services.controller.table import ControllerSettings
 from services.db import make_engine, migrate, session_factory
@@ -94,7 +95,7 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
         engine = make_engine(database_url)
         migrate(engine)
         sessions = session_factory(engine)
-        service = RoundService(sessions)
+        service = RoundService(sessions, games=STUDIO_GAMES)
         made = [(table, "pokdeng", config.table_settings) for table in config.tables]
         made += [(room, "maubinh", config.room_settings | {"deal": "online"}) for room in config.rooms]
         made += [(room, "tienlen", config.tienlen_settings | {"deal": "online"}) for room in config.tienlen_rooms]

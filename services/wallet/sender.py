@@ -14,17 +14,19 @@ import functools
 import logging
 import threading
 
-from sqlalchemy import exists, select
+from sqlalchemy import column, exists, select, table
 from sqlalchemy.orm import Session, aliased
 
 from services.db.unit_of_work import run_transaction
 from services.games.base import FINISHED
 from services.ledger.ledger import Ledger, Movement
 from services.ledger.models import AccountKind, utcnow
-from services.rounds.models import Round
 from services.wallet.models import COLLECT, OK, ROLLBACK, STAKE, WalletCallRecord
 from services.wallet.outbox import SeamlessWallet, WalletError
 from services.wallet.seamless import MIRROR_IN
+
+# the rounds as the sender reads them (their model is the round service's, a package above this one)
+ROUNDS = table("rounds", column("id"), column("phase"))
 
 log = logging.getLogger("studio.wallet")
 
@@ -59,12 +61,12 @@ class WalletSender:
         with self.wallet.sessions() as session:
             orphans = session.scalars(
                 select(WalletCallRecord.transaction_id)
-                .join(Round, Round.id == WalletCallRecord.round_id)
+                .join(ROUNDS, ROUNDS.c.id == WalletCallRecord.round_id)
                 .where(
                     WalletCallRecord.purpose == STAKE,
                     WalletCallRecord.status == OK,
                     WalletCallRecord.mirrored_at.is_(None),
-                    Round.phase.in_(FINISHED),
+                    ROUNDS.c.phase.in_(FINISHED),
                     ~exists().where(
                         rollback.purpose == ROLLBACK,
                         rollback.original_transaction_id == WalletCallRecord.transaction_id,

@@ -25,6 +25,7 @@ def card(studio: Studio, round_id: str, code: str) -> Any:
 
 
 def test_a_round_over_http_never_shows_the_hidden_card_and_settles_into_history(studio: Studio) -> None:
+    assert studio.client.get("/v1/tables/t1").json()["player_page"] == "/play/t1"  # Pok Deng's page, its adapter says
     round_id = open_round(studio)
     response = bet(studio, "ana", round_id, [{"side": "player", "seat": "A", "stake": 100}], "b1")
     assert response.status_code == 201 and response.json()["balance"] == 9_700

@@ -15,8 +15,8 @@ from sqlalchemy import Engine, select
 
 from services.bus.messages import ShoeCard, ShoeNewDeck
 from services.cli import main
-from services.controller.models import ShoeJournal
 from services.controller.table import ControllerSettings, TableController
+from services.journal.models import ShoeJournal
 from tests.api.conftest import Studio
 from tests.controller.test_controller_kills import subprocess_url
 from tests.controller.test_table import DECK

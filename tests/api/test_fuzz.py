@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import schemathesis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.api.conftest import Studio
@@ -21,7 +21,7 @@ EXAMPLES_PER_OPERATION = int(os.environ.get("STUDIO_FUZZ_EXAMPLES", "25"))
 
 
 def fuzzer(studio: Studio, operation: Any) -> Callable[[], None]:
-    @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None)
     @given(data=st.data())
     def fuzz(data: st.DataObject) -> None:
         case = data.draw(operation.as_strategy())

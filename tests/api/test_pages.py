@@ -35,7 +35,9 @@ def test_the_pages_and_their_scripts_are_served_and_unknown_tables_are_404(studi
     assert "async function showRound(" in studio.client.get("/static/ops.js").text
     assert studio.client.get("/console/nope").json()["code"] == "not_found"
     assert studio.client.get("/overlay/nope").status_code == 404
-    assert studio.client.get("/v1/tables").json() == [{"table_id": "t1", "game": "pokdeng", "currency": "THB"}]
+    assert studio.client.get("/v1/tables").json() == [
+        {"table_id": "t1", "game": "pokdeng", "currency": "THB", "player_page": "/play/t1"}
+    ]
 
 
 def test_the_dealer_feed_needs_a_dealer_or_operator_and_a_broker(studio: Studio) -> None:

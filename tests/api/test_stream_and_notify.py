@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
-import time
 
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
@@ -20,14 +18,15 @@ def test_the_public_stream_sends_the_state_now_and_again_on_each_change_without_
         "round_id"
     ]
 
-    def close_betting_soon() -> None:
-        time.sleep(0.5)
-        studio.client.post(f"/v1/operator/rounds/{round_id}/close-betting", headers=studio.auth("op"))
-
-    threading.Thread(target=close_betting_soon, daemon=True).start()
+    close_betting, events = f"/v1/operator/rounds/{round_id}/close-betting", []
     with studio.client.stream("GET", "/v1/tables/t1/state/stream?changes=2") as response:
         assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
-        events = [json.loads(line[len("data: ") :]) for line in response.iter_lines() if line.startswith("data: ")]
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                events.append(json.loads(line[len("data: ") :]))
+                if len(events) == 1:  # the stream has the state as it is now: change it
+                    closed = studio.client.post(close_betting, headers=studio.auth("op"))
+                    assert closed.status_code == 200, closed.text
     assert [(e["round_id"], e["phase"]) for e in events] == [(round_id, "betting"), (round_id, "dealing")]
     assert studio.client.get("/v1/tables/nope/state/stream").json()["code"] == "not_found"
     assert studio.client.get("/v1/tables/t1/state/stream?changes=0").status_code == 422

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import Engine, select
 
 from services.cli import main
-from services.controller.models import ShoeJournal
+from services.journal.models import ShoeJournal
 from services.rounds.players import PlayerService
 from tests.api.conftest import Studio
 from tests.api.test_api import SPEC_CARDS, bet, card, open_round

@@ -24,11 +24,13 @@ from hardware.serial_shoe import Backoff, Connected, SerialShoe
 from hardware.sim import VirtualShoe
 from services.bus import topics
 from services.bus.client import Subscriber
+from services.catalog import STUDIO_GAMES
 from services.controller.runner import Controller
 from services.controller.table import ControllerSettings
 from services.db import session_factory
 from services.games.pokdeng import Phase
 from services.ledger.wallets import WalletService
+from services.rounds.adapters import Catalog
 from services.rounds.players import PlayerService
 from services.rounds.service import RoundService
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
@@ -69,10 +71,11 @@ class Studio:
         windows: dict[str, int] = WINDOWS,
         game: str = "pokdeng",
         verify: str = "off",
+        games: Catalog = STUDIO_GAMES,
     ) -> None:
         self.table = f"t{uuid.uuid4().hex[:8]}"
         self.shoe_id = f"{self.table}-shoe"
-        self.service = RoundService(session_factory(database))
+        self.service = RoundService(session_factory(database), games=games)
         self.wallets = WalletService(session_factory(database), "THB")
         self.players = PlayerService(session_factory(database))
         self.service.create_table(self.table, "THB", windows, game, allow_return_over_100=True, verify=verify)

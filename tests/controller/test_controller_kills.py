@@ -20,6 +20,7 @@ from hardware.serial_shoe import Backoff, SerialShoe
 from hardware.sim import VirtualShoe
 from services.bus import topics
 from services.bus.client import Subscriber
+from services.catalog import STUDIO_GAMES
 from services.db import session_factory
 from services.games.pokdeng import Position, Side
 from services.games.pokdeng.port import POKDENG
@@ -43,7 +44,7 @@ class KilledStudio:
     def __init__(self, database_url: str, engine: Engine, url: str, directory: Path) -> None:
         self.table = f"k{uuid.uuid4().hex[:8]}"
         self.url, self.database_url, self.directory = url, database_url, directory
-        self.service = RoundService(session_factory(engine))
+        self.service = RoundService(session_factory(engine), games=STUDIO_GAMES)
         self.wallets = WalletService(session_factory(engine), "THB")
         self.service.create_table(self.table, "THB", WINDOWS, allow_return_over_100=True)
         for player in ("ana", "binh"):

@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import Engine, select
 
 from hardware.sim import shuffled_deck
-from services.controller.models import ShoeJournal
 from services.games.pokdeng import Phase, Position, Side
 from services.games.pokdeng.transcript import replay, result_to_dict
+from services.journal.models import ShoeJournal
 from services.observability.http import serve_health
 from services.rounds.pokdeng import Bet, pokdeng
 from tests.conftest import BrokerProcess

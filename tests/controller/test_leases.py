@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
-import time
 import uuid
-from collections.abc import Iterator
-from datetime import timedelta
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,9 +20,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from services.bus.broker import host_port
 from services.bus.client import LoginRefusedError, confirm_login
-from services.controller.leases import FencedError, LeaseHeldError, Leases
+from services.catalog import STUDIO_GAMES
+from services.controller.leases import STANDBY_POLL_S, FencedError, LeaseHeldError, Leases
 from services.controller.models import TableLease
 from services.db import session_factory
+from services.rounds.clock import ManualClock
 from services.rounds.models import Round
 from services.rounds.service import RoundService
 from services.shoe.signing import new_key, write_key
@@ -29,6 +32,7 @@ from tests.controller.test_controller_kills import subprocess_url
 from tests.support import wait_until
 
 TTL = timedelta(seconds=1)
+POLL = timedelta(seconds=STANDBY_POLL_S)
 
 
 @pytest.fixture
@@ -36,44 +40,48 @@ def sessions(database: Engine) -> sessionmaker[Session]:
     return session_factory(database)
 
 
-def renewing(leases: Leases, stop: threading.Event) -> threading.Thread:
-    """A live controller: renews its leases every 0.2 s until ``stop``."""
+class Polls(threading.Event):
+    """The ``stop`` of an ``acquire`` on a manual clock, never set: each wait between two of its polls moves the clock
+    on by the time asked for, then lets ``between`` happen (what the holder does meanwhile). Too many polls fail the
+    test rather than hang it."""
 
-    def run() -> None:
-        while not stop.wait(0.2):
-            leases.renew()
+    def __init__(self, clock: ManualClock, between: Callable[[], object] = lambda: None, limit: int = 100) -> None:
+        super().__init__()
+        self.clock, self.between, self.limit, self.count = clock, between, limit, 0
 
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
+    def wait(self, timeout: float | None = None) -> bool:
+        self.count += 1
+        assert timeout is not None and self.count <= self.limit, f"acquire still polling after {self.limit} polls"
+        self.clock.advance(seconds=timeout)
+        self.between()
+        return self.is_set()
 
 
 def test_a_second_controller_refuses_a_table_whose_live_holder_renews_it(sessions: sessionmaker[Session]) -> None:
-    first, second = Leases(sessions, "first", ttl=TTL), Leases(sessions, "second", ttl=TTL)
+    clock = ManualClock()
+    first, second = Leases(sessions, "first", clock, TTL), Leases(sessions, "second", clock, TTL)
     assert first.try_acquire("T1") is None and first.held == {"T1": 1}
-    stop = threading.Event()
-    renewing(first, stop)
-    try:
-        started = time.monotonic()
-        with pytest.raises(LeaseHeldError, match="being written by controller first.*--standby"):
-            second.acquire("T1", standby=False, stop=threading.Event())
-        assert time.monotonic() - started < 5 and second.held == {}
-    finally:
-        stop.set()
+    runs_out = first.expires["T1"]
+    with pytest.raises(LeaseHeldError, match="being written by controller first.*--standby"):
+        second.acquire("T1", standby=False, stop=Polls(clock, first.renew))  # the holder renews between polls
+    assert clock.now() < runs_out and second.held == {}  # refused on seeing it renewed, not by waiting it out
+    assert first.held == {"T1": 1} and first.lost == {}
 
 
 def test_a_dead_holders_table_is_taken_over_and_its_late_writes_are_fenced(
     database: Engine, sessions: sessionmaker[Session]
 ) -> None:
-    service = RoundService(sessions)
+    service = RoundService(sessions, games=STUDIO_GAMES)
     service.create_table("T1", "THB", allow_return_over_100=True)
-    first, second = Leases(sessions, "first", ttl=TTL), Leases(sessions, "second", ttl=TTL)
+    clock = ManualClock()
+    first, second = Leases(sessions, "first", clock, TTL), Leases(sessions, "second", clock, TTL)
     first.try_acquire("T1")
+    runs_out = first.expires["T1"]
     service.fence = first.fence
     round_id = service.open_round("T1")  # the holder writes
-    started = time.monotonic()
-    assert second.acquire("T1", standby=False, stop=threading.Event())  # first never renews: it is dead
-    assert 0.5 < time.monotonic() - started < 3 and second.held == {"T1": 2}
+    assert second.acquire("T1", standby=False, stop=Polls(clock))  # first never renews: it is dead
+    taken_at = clock.now()  # the clock stands still after the poll that took it
+    assert runs_out <= taken_at <= runs_out + POLL and second.held == {"T1": 2}  # once it ran out, within a poll
     # the first one wakes up (a long pause): every write it tries is refused, and it knows it lost the table
     with pytest.raises(FencedError, match="lease \\(epoch 1\\) is gone; the table is held by second \\(epoch 2\\)"):
         service.void(round_id, "paused controller", "first")
@@ -89,21 +97,52 @@ def test_a_dead_holders_table_is_taken_over_and_its_late_writes_are_fenced(
 def test_a_standby_takes_over_when_the_holder_stops_renewing_and_a_release_hands_over_at_once(
     sessions: sessionmaker[Session],
 ) -> None:
-    first, second = Leases(sessions, "first", ttl=TTL), Leases(sessions, "second", ttl=TTL)
+    clock = ManualClock()
+    first, second = Leases(sessions, "first", clock, TTL), Leases(sessions, "second", clock, TTL)
     first.try_acquire("T1")
-    stop_first = threading.Event()
-    renewing(first, stop_first)
-    took = threading.Event()
-    threading.Thread(target=lambda: second.acquire("T1", True, threading.Event()) and took.set(), daemon=True).start()
-    assert not took.wait(2), "a standby waits while the holder renews"
-    stop_first.set()  # the holder dies
-    killed_at = time.monotonic()
-    assert took.wait(5) and time.monotonic() - killed_at < TTL.total_seconds() + 1.5
+    dies_at = clock.now() + 3 * TTL  # the holder renews between the standby's polls until then (3 leases' worth)
+
+    def holder() -> None:
+        if clock.now() < dies_at:
+            first.renew()
+
+    assert second.acquire("T1", standby=True, stop=Polls(clock, holder))
+    taken_at, runs_out = clock.now(), first.expires["T1"]  # the standby's take; the end of the last renewed lease
+    assert dies_at < runs_out <= taken_at, "a standby waits while the holder renews, and until its last lease ran out"
+    assert taken_at <= runs_out + POLL and second.held == {"T1": 2}  # then it takes over within a poll
     first.renew()
     assert first.lost["T1"].endswith("another controller took its lease") and first.held == {}
-    second.release()  # a clean stop: the lease runs out now
-    third = Leases(sessions, "third", ttl=TTL)
+    second.release()  # a clean stop: the lease runs out now (the clock does not move)
+    third = Leases(sessions, "third", clock, TTL)
     assert third.try_acquire("T1") is None and third.held == {"T1": 3}
+
+
+LOG_TIME_CUT = timedelta(milliseconds=1)  # the JSON logs' times are cut to the millisecond
+
+
+def lease_log(path: Path, pattern: str) -> list[tuple[datetime, re.Match[str]]]:
+    """The lease lines of a controller's JSON log that match ``pattern``: when each was logged, and the match."""
+    found = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:  # not a log line, or one still being written
+            continue
+        if isinstance(entry, dict) and (match := re.search(pattern, str(entry.get("message", "")))):
+            found.append((datetime.fromisoformat(entry["ts"]), match))
+    return found
+
+
+def found_held(path: Path, holder: int) -> list[tuple[datetime, datetime]]:
+    """Each time a standby found the lease held by the process ``holder`` (renewed since it last looked): when it
+    logged so, and until when the lease ran."""
+    lines = lease_log(path, rf"held by \S*:{holder}:\S* until (\S+);")
+    return [(at, datetime.fromisoformat(match[1])) for at, match in lines]
+
+
+def took_over(path: Path, holder: int) -> list[datetime]:
+    """When a standby logged taking the lease over from the process ``holder``."""
+    return [at for at, _ in lease_log(path, rf"taking over from \S*:{holder}:")]
 
 
 @pytest.fixture
@@ -168,20 +207,26 @@ def test_a_standby_process_takes_over_within_seconds_of_the_writer_being_killed(
         assert last.startswith(f"studio controller: table {table} is being written by controller")
         assert "Traceback" not in duplicate.stderr
         standby = subprocess.Popen([*command, "--standby"], stdout=logs["standby"], stderr=subprocess.STDOUT, env=env)
-        time.sleep(3)
+        standby_log = directory / "standby.log"
+
+        def outlived_a_lease() -> bool:  # it looked again after the first lease it saw had run out: still renewed
+            seen = found_held(standby_log, writer.pid)
+            return len(seen) > 1 and seen[-1][0] >= seen[0][1]
+
+        wait_until(outlived_a_lease, 30, "the standby to see the writer's lease renewed past its first one")
         assert f":{writer.pid}:" in owner() and standby.poll() is None  # waiting, writing nothing
         writer.send_signal(signal.SIGKILL)
         writer.wait(10)
-        killed_at = time.monotonic()
         wait_until(lambda: f":{standby.pid}:" in owner(), 10, "the standby to take the table")  # type: ignore[union-attr]
-        assert time.monotonic() - killed_at < 5
         with sessions() as session:
             assert session.scalar(select(func.max(TableLease.epoch)).where(TableLease.table_id == table)) == 2
+        [taken_at] = took_over(standby_log, writer.pid)
+        runs_out = found_held(standby_log, writer.pid)[-1][1]  # the end of the dead writer's last lease
+        assert taken_at > runs_out - LOG_TIME_CUT, (taken_at, runs_out)  # not before it ran out
         standby.send_signal(signal.SIGTERM)
-        assert standby.wait(10) == 0  # a clean stop hands the lease back
-        with sessions() as session:
-            lease = session.get(TableLease, table)
-            assert lease is not None and lease.expires_at.timestamp() <= time.time()
+        assert standby.wait(10) == 0  # a clean stop hands the lease back: a newcomer takes the table at once
+        third = Leases(sessions, "third")
+        assert third.try_acquire(table) is None and third.held == {table: 3}
     finally:
         for process in (writer, standby):
             if process is not None and process.poll() is None:

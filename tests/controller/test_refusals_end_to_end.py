@@ -22,9 +22,9 @@ from hardware.sim import VirtualShoe
 from hardware.sim.serial_shoe import misread_frame
 from services.bus import topics
 from services.bus.client import Subscriber
-from services.controller.models import ShoeJournal
 from services.games.pokdeng import Phase, Position, Side
 from services.games.pokdeng.port import POKDENG
+from services.journal.models import ShoeJournal
 from services.rounds.engines import load
 from services.rounds.models import Round
 from services.rounds.pokdeng import Bet, pokdeng

@@ -17,10 +17,11 @@ from sqlalchemy import Engine, select
 
 from services.bus import topics
 from services.bus.messages import ShoeCard, encode
-from services.controller.models import DECK_OK, DeckReport, ShoeJournal
+from services.catalog import STUDIO_GAMES
 from services.controller.runner import Controller
 from services.controller.table import ControllerSettings
 from services.db import session_factory
+from services.journal.models import DECK_OK, DeckReport, ShoeJournal
 from services.rounds.service import RoundService
 from services.shoe.daemon import ShoeConfig, ShoeDaemon
 from services.shoe.devices import open_device
@@ -140,7 +141,7 @@ def test_the_monitor_dialect_sim_shoe_announces_each_new_deck_so_no_deck_is_held
     after deck to a controller that never heard of a new one."""
     table = f"m{uuid.uuid4().hex[:8]}"
     shoe_id = f"{table}-shoe"
-    service = RoundService(session_factory(database))
+    service = RoundService(session_factory(database), games=STUDIO_GAMES)
     service.create_table(table, "THB", allow_return_over_100=True)
     key = new_key(shoe_id)
     spec = open_device("sim://serial?dialect=monitor&interval=0.005&seed=3")

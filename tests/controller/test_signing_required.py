@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
+from services.catalog import STUDIO_GAMES
 from services.controller.leases import Leases
 from services.controller.runner import Controller, UnsignedShoeError, Writer
 from services.controller.table import ControllerSettings
@@ -26,7 +27,7 @@ NOBODY = "mqtt://127.0.0.1:1"  # never reached: nothing here connects
 
 @pytest.fixture
 def service(database: Engine) -> RoundService:
-    service = RoundService(session_factory(database))
+    service = RoundService(session_factory(database), games=STUDIO_GAMES)
     service.create_table("K1", "THB", allow_return_over_100=True)
     return service
 

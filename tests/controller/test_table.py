@@ -15,11 +15,12 @@ from sqlalchemy import Engine, select
 
 from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck
 from services.cards import Card
-from services.controller.models import ShoeJournal
+from services.catalog import STUDIO_GAMES
 from services.controller.table import DUE, ControllerSettings, TableController, reread_moved
 from services.db import session_factory
 from services.games.pokdeng import AwaitingCard, AwaitingDecision, Phase, Position, Side
 from services.games.pokdeng.port import POKDENG
+from services.journal.models import ShoeJournal
 from services.ledger.wallets import WalletService
 from services.rounds import audit, decks, queries
 from services.rounds.clock import ManualClock, aware
@@ -39,7 +40,7 @@ SHOE = "t1-shoe"
 class Table:
     def __init__(self, database: Engine) -> None:
         self.clock = ManualClock()
-        self.service = RoundService(session_factory(database), self.clock)
+        self.service = RoundService(session_factory(database), self.clock, games=STUDIO_GAMES)
         self.wallets = WalletService(session_factory(database), "THB")
         self.service.create_table("t1", "THB", WINDOWS, allow_return_over_100=True)
         self.views: list[tuple[str, dict[str, Any]]] = []

@@ -5,6 +5,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import Engine
 
 import services.controller.models
+import services.journal.models
 import services.ledger.models
 import services.rounds.models
 import services.wallet.models  # noqa: F401

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
+from services.catalog import STUDIO_GAMES
 from services.ledger.wallets import WalletService
 from services.rounds.clock import ManualClock
 from services.rounds.players import PlayerService
@@ -16,7 +17,7 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def service(sessions: sessionmaker[Session], clock: ManualClock) -> RoundService:
-    service = RoundService(sessions, clock)
+    service = RoundService(sessions, clock, games=STUDIO_GAMES)
     service.create_table("t1", "THB", {"commission_bps": 0}, allow_return_over_100=True)
     return service
 

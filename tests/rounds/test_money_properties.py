@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.cards import FULL_DECK
+from services.catalog import STUDIO_GAMES
 from services.games.pokdeng import SEATS, AwaitingCard, AwaitingDecision, AwaitingInsurance, Side
 from services.games.pokdeng.transcript import replay
 from services.ledger.models import Account, Hold, Transfer
@@ -23,25 +24,30 @@ from services.rounds.pokdeng import Bet, pokdeng
 from services.rounds.service import RoundService
 
 FUNDS = 1_000_000
-counter = itertools.count()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-@given(data=st.data())
-def test_settled_rounds_conserve_money_and_pay_what_replay_computes(
-    service: RoundService,
-    wallets: WalletService,
-    sessions: sessionmaker[Session],
-    clock: ManualClock,
-    data: st.DataObject,
-) -> None:
-    example = next(counter)
+def test_settled_rounds_conserve_money_and_pay_what_replay_computes(sessions: sessionmaker[Session]) -> None:
+    """One database for every example, each example its own table and players (a failed one leaves no open round
+    behind), service, wallets and clock."""
+    examples = itertools.count()
+
+    @settings(max_examples=25, deadline=None)
+    @given(data=st.data())
+    def settle_a_random_round(data: st.DataObject) -> None:
+        settle(sessions, next(examples), data)
+
+    settle_a_random_round()
+
+
+def settle(sessions: sessionmaker[Session], example: int, data: st.DataObject) -> None:
+    """A random round on a table of its own, settled; then the money checks."""
+    clock = ManualClock()
+    service = RoundService(sessions, clock, games=STUDIO_GAMES)
+    wallets = WalletService(sessions, "THB")
     players = [f"x{example}p{i}" for i in range(data.draw(st.integers(1, 5)))]
     for player in players:
         wallets.deposit(player, FUNDS, f"fund-{player}", "op")
-    service.create_table(
-        f"x{example}", allow_return_over_100=True
-    )  # each example its own table: a failed one leaves no open round behind
+    service.create_table(f"x{example}", allow_return_over_100=True)
     round_id = service.open_round(f"x{example}")
     wagers = []
     for player in players:

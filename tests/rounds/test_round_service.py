@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.cards import Card
+from services.catalog import STUDIO_GAMES
 from services.games.pokdeng import Position, Side, WagerError
 from services.games.pokdeng.transcript import replay
 from services.ledger import IdempotencyConflictError, InsufficientFundsError
@@ -157,7 +158,7 @@ def test_a_fresh_service_rebuilds_an_open_round_from_its_log(
     pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 100)], "k1")
     pokdeng(service).close_betting(round_id)
     deal(service, round_id, SPEC_CARDS[:5])
-    restarted = RoundService(sessions, clock)  # a new process: empty engine cache
+    restarted = RoundService(sessions, clock, games=STUDIO_GAMES)  # a new process: empty engine cache
     deal(restarted, round_id, SPEC_CARDS[5:8])
     applied = pokdeng(restarted).close_insurance(round_id)
     assert applied.engine.expecting is not None and applied.phase == "drawing"

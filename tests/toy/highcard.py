@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from services.cards import Card
-from services.games import base, rooms
+from services.catalog import STUDIO_GAMES
+from services.games import rooms
 from services.games.base import (
     DEALER,
     Audience,
@@ -187,10 +188,8 @@ class HighCard(RoomGame[Round]):
 
 
 class HighCardAdapter(adapters.Adapter):
-    game_name = "highcard"
     actions = (adapters.seat_action("Take a seat; the table's stake is held."),)
 
 
 GAME = HighCard()
-base.register(GAME)
-adapters.register(HighCardAdapter())
+GAMES = STUDIO_GAMES.adding(HighCardAdapter(GAME))  # the studio's games and this one

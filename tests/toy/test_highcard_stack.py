@@ -17,7 +17,7 @@ from services.api.app import create_app
 from services.bus import topics
 from tests.controller.stack import Studio
 from tests.support import stream_in_background, wait_until
-from tests.toy import highcard  # registers the game and its adapter
+from tests.toy import highcard
 
 assert highcard.GAME.name == "highcard"
 SETTINGS = {"stake": 100, "seating_ms": 60_000}
@@ -25,8 +25,8 @@ SETTINGS = {"stake": 100, "seating_ms": 60_000}
 
 @pytest.fixture
 def toy(database: Engine, mqtt_url: str, tmp_path: Path) -> Iterator[tuple[Studio, TestClient]]:
-    studio = Studio(database, mqtt_url, tmp_path, windows=SETTINGS, game="highcard")
-    app = create_app(database)
+    studio = Studio(database, mqtt_url, tmp_path, windows=SETTINGS, game="highcard", games=highcard.GAMES)
+    app = create_app(database, games=highcard.GAMES)
     try:
         with TestClient(app) as client:
             yield studio, client

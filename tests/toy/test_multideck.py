@@ -16,7 +16,7 @@ from services.rounds.adapters import SeatIn
 from services.rounds.clock import ManualClock
 from services.rounds.players import PlayerService
 from services.rounds.service import RoundService
-from tests.toy import highcard  # registers the game and its adapter
+from tests.toy import highcard
 
 assert highcard.GAME.name == "highcard"
 
@@ -42,7 +42,7 @@ class Shoe:
 
 def table(database: Engine, decks: int) -> tuple[RoundService, TableController, ManualClock]:
     clock = ManualClock()
-    service = RoundService(session_factory(database), clock)
+    service = RoundService(session_factory(database), clock, games=highcard.GAMES)
     service.create_table("h", "THB", {"decks": decks, "seating_ms": 1_000}, game="highcard")
     PlayerService(service.sessions, clock).register("ana")
     WalletService(service.sessions, "THB").deposit("ana", 10_000, "fund", "test")

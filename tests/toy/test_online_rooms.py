@@ -70,6 +70,8 @@ def room(database: Engine) -> Iterator[Room]:
 def test_a_mau_binh_room_dealt_online_publishes_its_commitment_first_and_its_deck_after(room: Room) -> None:
     round_id = room.open("mb1", "maubinh", {"unit": 10})
     commitment = room.public("mb1")["shuffle"]
+    listed = {t["table_id"]: t["player_page"] for t in room.client.get("/v1/tables").json()}
+    assert listed["mb1"] == room.client.get("/v1/tables/mb1").json()["player_page"] == "/room/mb1"  # its adapter's
     assert set(commitment) == {"commitment"} and len(commitment["commitment"]) == 64
     room.act("ana", round_id, "sit", {"seat": "1"})
     room.act("binh", round_id, "sit", {"seat": "2"})

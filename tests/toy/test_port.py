@@ -15,11 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from services.cards import FULL_DECK, Card
+from services.catalog import STUDIO_GAMES
 from services.games import base
 from services.games.base import DEALER, PUBLIC, CardWanted, Window, viewer
+from services.games.pokdeng.port import POKDENG
+from services.rounds.adapters import CatalogError
 from tests.toy import highcard
 
-GAMES = base.names()  # every registered game, whoever registered it (the toy high card among them)
+GAMES = highcard.GAMES.names()  # every game the studio plays, and the toy high card
 SEATS = {"highcard": ["P1", "P2"], "tienlen": ["1", "2", "3"], "maubinh": ["1", "2", "3"]}  # Pok Deng: no seats
 READY = {"maubinh"}  # rooms whose players say they are ready before the deal
 
@@ -31,7 +34,7 @@ def test_the_contract_covers_every_game_the_studio_plays() -> None:
 
 def seat_players(name: str, round_: Any) -> list[str]:
     """Seat players where the game has seats of its own, through its stored commands (``sit``, then ``ready``)."""
-    game = base.game(name)
+    game = highcard.GAMES.game(name)
     players = ["ana", "binh", "chai"][: len(SEATS.get(name, []))]
     for player, seat in zip(players, SEATS.get(name, []), strict=False):
         game.apply(round_, game.command_from_dict({"type": "sit", "player": player, "seat": seat}))
@@ -41,7 +44,7 @@ def seat_players(name: str, round_: Any) -> list[str]:
 
 
 def drive(name: str, seed: int, check: Any = None) -> Any:
-    game = base.game(name)
+    game = highcard.GAMES.game(name)
     round_ = game.new_round(game.settings({}))
     players = seat_players(name, round_)
     deck = list(FULL_DECK)
@@ -78,14 +81,14 @@ def no_hidden_card_in_any_view(game: Any, round_: Any, players: list[str]) -> No
 @given(seed=st.integers(0, 2**32))
 def test_every_view_leaves_out_the_cards_its_audience_may_not_see(name: str, seed: int) -> None:
     round_ = drive(name, seed, no_hidden_card_in_any_view)
-    assert base.game(name).phase(round_) == base.SETTLED
+    assert highcard.GAMES.game(name).phase(round_) == base.SETTLED
 
 
 @pytest.mark.parametrize("name", GAMES)
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32))
 def test_replaying_the_stored_commands_rebuilds_the_round(name: str, seed: int) -> None:
-    game = base.game(name)
+    game = highcard.GAMES.game(name)
     round_ = drive(name, seed)
     stored = [json.loads(json.dumps(game.command_to_dict(c))) for c in game.commands(round_)]
     again = game.replay([game.command_from_dict(entry) for entry in stored], game.settings({}))
@@ -96,7 +99,7 @@ def test_replaying_the_stored_commands_rebuilds_the_round(name: str, seed: int) 
 
 @pytest.mark.parametrize("name", GAMES)
 def test_a_void_round_expects_nothing_and_pays_nothing(name: str) -> None:
-    game = base.game(name)
+    game = highcard.GAMES.game(name)
     round_ = game.new_round(game.settings({}))
     game.apply(round_, game.void("camera lost the table"))
     assert game.expecting(round_) is None and game.payouts(round_) is None and game.phase(round_) == base.VOID
@@ -118,7 +121,19 @@ def test_high_card_pays_the_higher_rank_against_the_house_for_every_pair_of_rank
             assert game.payouts(round_) == [base.Payout("ana", "seat:P1", expected)]
 
 
-def test_the_registry_names_every_game_and_refuses_an_unknown_one() -> None:
-    assert {"pokdeng", "highcard"} <= set(base.names())
+def test_the_catalog_names_every_game_and_refuses_an_unknown_one() -> None:
+    assert STUDIO_GAMES.names() == ["maubinh", "pokdeng", "tienlen"]  # the composition root's, sorted
+    assert {"pokdeng", "highcard"} <= set(GAMES)
     with pytest.raises(base.UnknownGameError, match="unknown game 'baccarat'"):
-        base.game("baccarat")
+        highcard.GAMES.game("baccarat")
+    with pytest.raises(CatalogError, match="'pokdeng' is named twice"):
+        STUDIO_GAMES.adding(POKDENG)
+
+
+def test_a_house_banked_game_must_say_what_its_bets_return() -> None:
+    class Banked(highcard.HighCard):
+        name = "banked"
+        house_banked = True
+
+    with pytest.raises(CatalogError, match="'banked' is banked by the house: its adapter must say"):
+        STUDIO_GAMES.adding(Banked())

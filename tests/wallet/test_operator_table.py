@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from services.api.app import create_app
 from services.cards import Card
+from services.catalog import STUDIO_GAMES
 from services.cli import main
 from services.db import session_factory
 from services.games.pokdeng import AwaitingCard, AwaitingDecision, AwaitingInsurance, Position, Side
@@ -59,7 +60,7 @@ def operator() -> Iterator[tuple[OperatorWallet, str]]:
 def table(database: Engine, operator: tuple[OperatorWallet, str]) -> Iterator[Table]:
     sessions = session_factory(database)
     clock = ManualClock()
-    service = RoundService(sessions, clock)
+    service = RoundService(sessions, clock, games=STUDIO_GAMES)
     service.wallet = SeamlessWallet(sessions, WalletConfig(operator[1], SECRET, timeout_s=0.3, attempts=3,
                                                            backoff_s=0.01))  # fmt: skip
     service.create_table("s1", "THB", {"commission_bps": 0}, wallet="operator", allow_return_over_100=True)

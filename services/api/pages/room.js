@@ -8,7 +8,6 @@ const table = tableFromPath();
 const TOKEN = "studio.room.token";
 const SEATS = ["1", "2", "3", "4"];
 const PHASES = ["seating", "dealing", "arranging", "showdown", "playing", "settled", "void"]; // room.phase.<phase>
-const GAMES = ["maubinh", "tienlen"];
 // A seat's state: data-state keeps these English words (tests and styles select on them); the text is translated.
 const STATES = { free: "room.state.free", left: "room.state.left", ready: "room.state.ready",
                  "not ready": "room.state.not_ready", arranged: "room.state.arranged",
@@ -313,7 +312,7 @@ async function start() {
 
 async function init() {
   const info = await (await fetch(`/v1/tables/${encodeURIComponent(table)}`)).json().catch(() => null);
-  if (!info || !GAMES.includes(info.game)) {
+  if (!info || !String(info.player_page).startsWith("/room/")) {  // a table whose game plays elsewhere
     say(t("room.not_a_room"), "refused", "not_found");
     return;
   }

@@ -3,6 +3,7 @@
 from alembic import context
 
 import services.controller.models
+import services.journal.models
 import services.ledger.models
 import services.rounds.models
 import services.wallet.models  # noqa: F401

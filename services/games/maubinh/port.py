@@ -31,7 +31,6 @@ from services.games.base import (
     NotYourMoveError,
     Payout,
     Window,
-    register,
 )
 from services.games.maubinh.arrange import auto_arrange
 from services.games.maubinh.cards import CARDS, codes
@@ -375,4 +374,3 @@ class MauBinh(RoomGame[Room]):
 
 
 MAUBINH = MauBinh()
-register(MAUBINH)

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from services.cards import Card
-from services.games.base import DEALER, Audience, CardWanted, Expecting, Game, Payout, Window, register
+from services.games.base import DEALER, Audience, CardWanted, Expecting, Game, Payout, Window
 from services.games.pokdeng import events as ev
 from services.games.pokdeng.engine import (
     AwaitingBets,
@@ -26,6 +26,7 @@ MOST_CARDS = 12  # four hands of three
 
 class PokDeng(Game[PokDengRound, ev.Command]):
     name = "pokdeng"
+    house_banked = True
 
     def settings(self, raw: Mapping[str, Any]) -> TableSettings:
         return TableSettings.from_mapping(raw)
@@ -146,4 +147,3 @@ class PokDeng(Game[PokDengRound, ev.Command]):
 
 
 POKDENG = PokDeng()
-register(POKDENG)

@@ -29,7 +29,6 @@ from services.games.base import (
     NotExpectedError,
     Payout,
     Window,
-    register,
 )
 from services.games.rooms import CloseSeating, Deal, RoomGame, Sit, Void
 from services.games.tienlen import cards as tl
@@ -314,4 +313,3 @@ class TienLen(RoomGame[Room]):
 
 
 TIENLEN = TienLen()
-register(TIENLEN)

@@ -1,0 +1,64 @@
+"""The round service's commands: a card dealt, a window ended, a player's action, a player's settings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from services.cards import Card
+from services.rounds.core import RoundCore
+from services.rounds.errors import NotFoundError, RoundError
+from services.rounds.models import GameTable, Round
+from services.rounds.records import SETTINGS_CACHE, Along, Applied
+
+
+class Commands(RoundCore):
+    """A card dealt, a player's action, a player's settings (the command path itself is the core's)."""
+
+    def deal(
+        self,
+        round_id: str,
+        card: Card,
+        actor: str = "shoe",
+        also: Callable[[Session], None] | None = None,
+        along: Along | None = None,
+    ) -> Applied:
+        """Deal the next card; ``also(session)`` writes in the same transaction (the controller's journal), ``along``
+        runs first with the round locked (a proposal's decision)."""
+        return self.command(round_id, lambda port: port.deal(card), actor, also=also, along=along)
+
+    def act(self, player: str, round_id: str, name: str, body: Any, key: str | None) -> Any:
+        """A player's action ``name`` in the round, as the round's game defines it."""
+        game = self._round_games.get(round_id)
+        if game is None:
+            with self.sessions() as session:
+                game = session.scalar(
+                    select(GameTable.game).join(Round, Round.table_id == GameTable.id).where(Round.id == round_id)
+                )
+            if game is None:
+                raise NotFoundError(f"round {round_id!r} does not exist")
+            if len(self._round_games) >= SETTINGS_CACHE:
+                self._round_games.clear()
+            self._round_games[round_id] = game
+        action = next((a for a in self.games.adapter(game).actions if a.name == name), None)
+        if action is None:
+            raise NotFoundError(f"round {round_id} is a {game} round: it has no action {name!r}")
+        return action.run(self, player, round_id, body, key)
+
+    def profile(self, player: str) -> dict[str, Any]:
+        """A player's settings in every game (``/v1/me``)."""
+        profile: dict[str, Any] = {}
+        for each in self.games.every():
+            profile |= each.profile(self, player)
+        return profile
+
+    def set_profile(self, player: str, values: dict[str, Any]) -> None:
+        """Change a player's settings; each goes to the game that has it."""
+        for name, value in values.items():
+            owner = next((a for a in self.games.every() if name in a.profile_settings), None)
+            if owner is None:
+                raise RoundError(f"no game has a player setting {name!r}")
+            owner.set_profile(self, player, name, value)
