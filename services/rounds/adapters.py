@@ -7,6 +7,7 @@ with its request and answer schemas, and runs in the round service's transaction
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -24,7 +25,7 @@ from services.ledger.models import Hold
 if TYPE_CHECKING:
     from services.rounds.core import RoundCore
     from services.rounds.models import Round
-from services.rounds.records import Applied
+from services.rounds.records import Applied, result_nets
 
 # (service, player, round_id, body, idempotency key or None) -> the answer
 Run = Callable[["RoundCore", str, str, Any, "str | None"], Any]
@@ -147,6 +148,19 @@ class Adapter:
             select(Hold.wager_id).where(Hold.round_id == round_.id, Hold.player == player).order_by(Hold.id)
         )
         return {"seats": [wager.removeprefix(SEAT_STAKE) for wager in held if wager.startswith(SEAT_STAKE)]}
+
+    def stakes(self, session: Session, round_: Round) -> list[dict[str, Any]]:
+        """The round's stakes as its audit and the ops page list them — ``wager_id``, ``player``, ``side``, ``seat``,
+        ``stake``, ``net`` (None until settled) — here, each seat's hold, with its holder's net in money."""
+        holds = session.execute(
+            select(Hold.wager_id, Hold.player, Hold.amount).where(Hold.round_id == round_.id).order_by(Hold.id)
+        ).all()
+        nets = result_nets(json.loads(round_.result)) if round_.result else None
+        return [
+            {"wager_id": wager, "player": player, "side": "seat", "seat": wager.removeprefix(SEAT_STAKE),
+             "stake": amount, "net": None if nets is None else nets.get(player, 0)}
+            for wager, player, amount in holds
+        ]  # fmt: skip
 
     def page(self, settings: Any) -> dict[str, Any]:
         """What a player's page shows of the table's settings besides them (``GET /v1/tables/{id}``)."""

@@ -26,7 +26,7 @@ from services.rounds.clock import aware
 from services.rounds.display import display_of
 from services.rounds.engines import RECALCULATE
 from services.rounds.errors import NotFoundError, RoundError
-from services.rounds.models import GameTable, Round, RoundLogEntry, Wager
+from services.rounds.models import GameTable, Round, RoundLogEntry
 from services.rounds.returns import table_returns
 from services.rounds.service import RoundService, stored_round
 from services.rounds.video import video_link
@@ -120,7 +120,7 @@ def round_audit(service: RoundService, round_id: str) -> dict[str, Any]:
                 shown = _public_cards(port, engine)
             cards = _cards(port.cards(engine), port.positions(engine), shown)
         log = _log(session, round_id, round_.log_length, shown)
-        wagers = session.scalars(select(Wager).where(Wager.round_id == round_id).order_by(Wager.seq))
+        stakes = service.adapter_of(session, round_).stakes(session, round_)
         template = session.scalar(select(GameTable.video_url_template).where(GameTable.id == round_.table_id)) or ""
         shoe = _shoe(session, round_id, shown)
         for row in shoe:
@@ -136,10 +136,7 @@ def round_audit(service: RoundService, round_id: str) -> dict[str, Any]:
             "cards": cards,
             "log": log,
             "shoe": shoe,
-            "wagers": [
-                {"wager_id": w.id, "player": w.player, "side": w.side, "seat": w.seat, "stake": w.stake, "net": w.net}
-                for w in wagers
-            ],
+            "wagers": stakes,  # the game's own (its adapter's ``stakes``)
             "money": _money(session, round_id),
             "wallet_calls": _wallet_calls(session, round_id),
             "checks": _card_checks(session, round_id, _hidden(service, session, round_id)),

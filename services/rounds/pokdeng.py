@@ -266,6 +266,14 @@ class PokDengAdapter(Adapter):
         wagers = [{"wager_id": w.id, "side": w.side, "seat": w.seat, "stake": w.stake, "net": w.net} for w in rows]
         return {"wagers": wagers, "insurance": insurance}
 
+    def stakes(self, session: Session, round_: Round) -> list[dict[str, Any]]:
+        """The round's wagers, in the order they were placed, each with its net once settled."""
+        wagers = session.scalars(select(Wager).where(Wager.round_id == round_.id).order_by(Wager.seq))
+        return [
+            {"wager_id": w.id, "player": w.player, "side": w.side, "seat": w.seat, "stake": w.stake, "net": w.net}
+            for w in wagers
+        ]
+
     def page(self, settings: TableSettings) -> dict[str, Any]:
         """The chips to offer (the table's, or made from its stake limits) and the video stream."""
         return {"chips": list(settings.denominations()), "stream_url": settings.stream_url}

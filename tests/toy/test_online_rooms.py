@@ -245,3 +245,8 @@ def test_a_room_players_history_has_their_rounds_with_their_seat_and_net_in_mone
         assert detail["state"]["result"]["units"] == units
     room.tokens["chai"] = room.client.app.state.services.players.register("chai")  # type: ignore[attr-defined]
     assert room.client.get(f"/v1/history/{round_id}", headers=room.auth("chai")).status_code == 404
+    audit = room.client.get(f"/v1/operator/rounds/{round_id}", headers=room.auth("op")).json()
+    assert [(w["player"], w["side"], w["seat"], w["stake"], w["net"]) for w in audit["wagers"]] == [
+        ("ana", "seat", "1", 800, 10 * units["1"]),
+        ("binh", "seat", "2", 800, 10 * units["2"]),
+    ]  # the room's own stakes, through its adapter: each seat's hold and its holder's net
