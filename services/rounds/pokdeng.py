@@ -269,10 +269,8 @@ class PokDengAdapter(Adapter):
     def stakes(self, session: Session, round_: Round) -> list[dict[str, Any]]:
         """The round's wagers, in the order they were placed, each with its net once settled."""
         wagers = session.scalars(select(Wager).where(Wager.round_id == round_.id).order_by(Wager.seq))
-        return [
-            {"wager_id": w.id, "player": w.player, "side": w.side, "seat": w.seat, "stake": w.stake, "net": w.net}
-            for w in wagers
-        ]
+        return [{"wager_id": w.id, "player": w.player, "side": w.side, "seat": w.seat, "stake": w.stake,
+                 "net": w.net} for w in wagers]  # fmt: skip
 
     def page(self, settings: TableSettings) -> dict[str, Any]:
         """The chips to offer (the table's, or made from its stake limits) and the video stream."""
@@ -374,8 +372,6 @@ class PokDengAdapter(Adapter):
         with service.sessions() as session:
             round_ = stored_round(session, round_id)
             return cast(PokDengRound, load(session, round_, POKDENG))
-
-    # ---- the actions as routes --------------------------------------------------------
 
     def _bets_action(self, service: RoundCore, player: str, round_id: str, body: BetSlipIn, key: str | None) -> Any:
         bets = [Bet(Side(bet.side), Position(bet.seat), bet.stake) for bet in body.bets]

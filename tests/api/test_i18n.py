@@ -121,7 +121,7 @@ def test_each_call_fills_the_placeholders_of_its_text() -> None:
         ("proposal.", set(STATUSES)),
         ("state.", {"open", "settled", "corrected", "void"}),
         ("check.", {"pending", "agreed", "mismatch", "unseen", "confirmed"}),
-        ("side.", {"player", "banker"}),
+        ("side.", {"player", "banker", "seat"}),  # seat: a room's stake in the audit
         ("play.bet.", {"player", "banker"}),
         ("play.one_side.", {"player", "banker"}),
         ("play.decided.", {"draw", "stand"}),
