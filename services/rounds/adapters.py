@@ -21,11 +21,11 @@ from services.games.base import Game, GameError, UnknownGameError, Window
 from services.games.rooms import FREED, SEAT_STAKE, Sit
 from services.ledger import idempotency
 from services.ledger.models import Hold
+from services.rounds.records import Applied, result_nets
 
 if TYPE_CHECKING:
     from services.rounds.core import RoundCore
     from services.rounds.models import Round
-from services.rounds.records import Applied, result_nets
 
 # (service, player, round_id, body, idempotency key or None) -> the answer
 Run = Callable[["RoundCore", str, str, Any, "str | None"], Any]
