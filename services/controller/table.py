@@ -13,6 +13,10 @@ feed will not place in the shoe's sequence) is journaled with why and raised; on
 journaled, delivered again, is just counted. A new run of the shoe numbered from where it had been (a
 daemon that lost its outbox) is said on the console. Once the console has asked for the rest of a low
 deck as burns, the cards that come before the new deck, between rounds, are those burns.
+
+The controller keeps the dispatch and the timers; its parts live beside it: the journal's reads and writes in
+``services.journal.table``, the deck's reconciliation and hold in ``deckwatch``, the camera's cross-check in
+``crosscheck``, and what the console shows in ``console``.
 """
 
 from __future__ import annotations
@@ -25,22 +29,20 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
-from services.bus.feed import FeedStart, stamp_time
-from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck, ShoeStatus, jpeg_bytes
-from services.cards import Card, DeckCount, DeckTracker
+from services.bus.feed import FeedStart
+from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck
+from services.cards import Card, DeckTracker
+from services.controller.console import ALERTS_KEPT, Alert, Desk, dealer_view, state_view
+from services.controller.crosscheck import CrossCheck
+from services.controller.deckwatch import DeckWatch
 from services.controller.witness import Witness
-from services.db.unit_of_work import run_transaction
 from services.games.base import FINISHED, CardWanted, GameError
-from services.journal.models import DECK_HELD, DECK_OK, MANUAL_SHOE, DeckReport, ShoeJournal
+from services.journal.table import UNTRUSTED, TableJournal
 from services.observability import metrics
-from services.rounds import checks
 from services.rounds.clock import aware
 from services.rounds.errors import RoundError
-from services.rounds.models import Round
 from services.rounds.service import Applied, RoundService
 
 log = logging.getLogger("studio.controller")
@@ -48,9 +50,6 @@ DUE = datetime.min.replace(tzinfo=UTC)  # a deadline that has already come
 RETRY_AFTER = timedelta(seconds=1)  # after a step failed, before it is tried again
 WINDOW_COUNTERS = {"betting": "betting_closed", "decision": "decision_timeouts"}  # counter per window kind
 HOLD_RECHECK = timedelta(seconds=2)  # while a deck report holds the table: how often to look for the operator's word
-# the boot id of a message journaled apart from the shoe's sequence (a forgery, a replay, one the feed had moved past)
-# begins so: it never counts as a card of this table's shoe, nor as where the feed stands
-UNTRUSTED = "untrusted-"
 PLAYER_WINDOWS = frozenset({"decision", "turn"})  # windows that wait for one player: their end is a timeout
 
 
@@ -62,21 +61,11 @@ class ControllerSettings:
     auto_open: bool = True  # open the next round by itself (off: an operator opens rounds)
 
 
-@dataclass
-class Alert:
-    # refused_card | misread | deck_low | deck_mismatch | deck_acknowledged | device | controller | shoe_restarted |
-    # verify_*
-    kind: str
-    message: str
-    at: str
-    card: str | None = None
-
-
 Publish = Callable[[str, dict[str, Any]], None]  # (view name: "state" | "dealer", payload)
 
 
 @dataclass
-class TableController:
+class TableController(CrossCheck, DeckWatch):
     table_id: str
     service: RoundService
     settings: ControllerSettings
@@ -96,6 +85,10 @@ class TableController:
     _most_cards: int = 0  # the most cards one round of the table's game takes (read once)
     camera: Witness = field(default_factory=Witness)  # the overhead camera's recent sightings
     camera_state: str = "unknown"  # online | offline, as the camera's daemon last said
+    journal: TableJournal = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.journal = TableJournal(self.service.sessions, self.table_id, self.settings.shoe_id)
 
     # ---- inputs -------------------------------------------------------------------------
 
@@ -175,66 +168,6 @@ class TableController:
         self._follow(applied)
         self._check_cards(self.service.clock.now())  # the camera may have seen it before its message came
 
-    def _new_deck(self, message: ShoeNewDeck) -> None:
-        """The deck in the shoe ends: reconciled against the full deck (a report kept per deck, written with the new
-        deck's journal row); a deck not whole holds the table until an operator acknowledges. Then the new deck."""
-        count = self.deck.reconcile() if self.deck.touched else None
-        written: list[int] = []
-
-        def report(session: Session, entry: ShoeJournal) -> None:
-            if count is None:
-                return
-            session.flush()  # the journal row's id
-            live = self.current.round_id if self.current and self._hidden() else None
-            row = DeckReport(
-                table_id=self.table_id, shoe_id=message.shoe_id, round_id=live, ended_by=entry.id, seen=count.seen,
-                missing=" ".join(map(str, count.missing)), doubled=" ".join(map(str, count.doubled)),
-                status=DECK_OK if count.clean else DECK_HELD, created_at=self.service.clock.now(),
-            )  # fmt: skip
-            session.add(row)
-            session.flush()
-            written.append(row.id)
-
-        if not self._journal(message, "deck", also=report):
-            return  # journaled before (a message delivered again): its report too
-        self.deck.shuffle()
-        self._count("new_decks")
-        if count is not None and written:
-            self._count("decks_whole" if count.clean else "decks_not_whole")
-            if not count.clean:
-                self.held, self.held_why = written[-1], self._deck_text(written[-1], count)
-                self._alert("deck_mismatch", self.held_why)
-        self._publish()
-
-    @staticmethod
-    def _deck_text(report: int, count: DeckCount) -> str:
-        """What the dealer is told of a deck not whole: counts, never card names (a missing card's code may be a
-        face-down card's in the deck after it; the operator's page names them, under its own rules)."""
-        return (
-            f"deck not whole: {len(count.missing)} missing, {len(count.doubled)} seen twice: the table is held until "
-            f"an operator acknowledges deck report #{report} (count the cards)"
-        )
-
-    def _hold_lifted(self) -> bool:
-        """Whether operators have acknowledged every deck report that holds the table (read from the database); the
-        next one still held, if any, is what the dealer is told about."""
-        with self.service.sessions() as session:
-            found = session.execute(
-                select(DeckReport.status, DeckReport.acknowledged_by).where(DeckReport.id == self.held)
-            ).first()
-            still = _held_report(session, self.table_id)
-        if found is not None and found.status != DECK_HELD:
-            self._alert("deck_acknowledged", f"deck report #{self.held} acknowledged by {found.acknowledged_by}")
-        if still is not None:
-            if still.id != self.held:
-                self.held, self.held_why = still.id, self._deck_text(still.id, _count_of(still))
-                self._publish()
-            return False
-        self._alert("deck_acknowledged", "every deck report acknowledged: rounds resume")
-        self.held, self.held_why = None, ""
-        self._publish()
-        return True
-
     def on_untrusted(self, message: ShoeCard | ShoeNewDeck | ShoeAlarm, why: str) -> None:
         """A message in the name of this table's shoe that its keys do not vouch for: never dealt, never obeyed."""
         self._count("untrusted")
@@ -249,7 +182,7 @@ class TableController:
         """A message the shoe signed that takes no place in its sequence (``why``: the feed's word — an old run's
         message sent again, one the feed had moved past…): only counted if it is one already journaled (delivered
         again: QoS 1, a resend), else journaled apart and raised — a card is never dropped in silence."""
-        if self._journaled(message):
+        if self.journal.has(message):
             self._count("redelivered")
             return
         self._count("out_of_sequence")
@@ -263,17 +196,6 @@ class TableController:
         digest = hashlib.sha256(message.model_dump_json().encode()).hexdigest()[:12]
         marked = message.model_copy(update={"boot_id": f"{UNTRUSTED}{digest}-{message.boot_id}"[:64]})
         self._refuse(marked, reason, public_card=False)
-
-    def _journaled(self, message: ShoeCard | ShoeNewDeck) -> bool:
-        """Whether this very message (its shoe, run and seq) is in the journal."""
-        with self.service.sessions() as session:
-            found = session.scalar(
-                select(ShoeJournal.id).where(
-                    ShoeJournal.table_id == self.table_id, ShoeJournal.shoe_id == message.shoe_id,
-                    ShoeJournal.boot_id == message.boot_id, ShoeJournal.seq == message.seq,
-                )
-            )  # fmt: skip
-        return found is not None
 
     def unsigned(self, device: str = "", what: str = "any client of the broker could deal at this table") -> None:
         """Said once at start: without a key for the shoe (or the camera), its messages cannot be told from anyone
@@ -349,25 +271,6 @@ class TableController:
         self._count("rounds_opened")
         self.refresh()
 
-    def _ask_for_burns(self) -> bool:
-        """Whether the deck is too low for another round; if so the dealer is asked (once per deck) to run the rest
-        of it through the shoe as burns, then load a new deck — the cards that come before the new deck are burns."""
-        if self.deck.can_deal(self.most_cards()):
-            return False
-        if self._low_deck_alerted != self.deck.shuffles:  # once per deck
-            self._low_deck_alerted = self.deck.shuffles
-            self._alert(
-                "deck_low",
-                f"{self.deck.remaining} cards left: run them through the shoe as burns, then load a new deck",
-            )
-            self._publish()
-        return True
-
-    def _burning(self) -> bool:
-        """The dealer was asked to burn the rest of this deck, and no round is being played."""
-        finished = self.current is None or self.current.phase in FINISHED
-        return finished and self._low_deck_alerted == self.deck.shuffles
-
     @property
     def last_taken(self) -> tuple[str, int]:
         """The ``(boot, seq)`` of the last message taken from this table's shoe (("", 0): none)."""
@@ -378,40 +281,14 @@ class TableController:
     def recover(self) -> None:
         """Rebuild from the database: the current round, the deck since its last shuffle, where the feed stopped,
         and the refusals of the current round (the dealer console shows them again after a restart)."""
-        with self.service.sessions() as session:
-            rows = session.execute(
-                select(
-                    ShoeJournal.kind, ShoeJournal.card, ShoeJournal.disposition, ShoeJournal.reason,
-                    ShoeJournal.round_id, ShoeJournal.received_at, ShoeJournal.shoe_id, ShoeJournal.boot_id,
-                    ShoeJournal.seq, ShoeJournal.id,
-                )
-                .where(ShoeJournal.table_id == self.table_id)
-                .order_by(ShoeJournal.id)
-            ).all()  # fmt: skip
-            held = _held_report(session, self.table_id)
         self.most_cards()  # read now, where a failure is the start's: never later, from ``next_deadline``
-        self.deck = DeckTracker(decks=self.service.decks(self.table_id))
-        for row in rows:
-            if row.kind == "new_deck" and row.disposition == "deck":  # not another shoe's, refused
-                self.deck.shuffle()
-            elif row.disposition in ("dealt", "burn") and row.card:
-                self.deck.record(Card.from_code(row.card))
-            elif row.disposition == "refused" and row.card and self._own(row.shoe_id, row.boot_id):
-                self.deck.note_refused(Card.from_code(row.card))
-        self._journal_read = max((row.id for row in rows), default=0)
-        own = [row for row in rows if self._own(row.shoe_id, row.boot_id)]
-        self._last_message = (own[-1].boot_id, int(own[-1].seq)) if own else ("", 0)
+        replayed = self.journal.replay(self.service.decks(self.table_id))
+        self.deck, self._journal_read, self._last_message = replayed.deck, replayed.read_to, replayed.last
         self.refresh()
-        self.held, self.held_why = None, ""
-        if held is not None:
-            self.held, self.held_why = held.id, self._deck_text(held.id, _count_of(held))
+        self._hold(replayed.held)
         if self.current is not None:
-            refused = [row for row in rows if row.disposition == "refused" and row.round_id == self.current.round_id]
-            self.alerts = [
-                Alert("refused_card", row.reason, aware(row.received_at).isoformat(),
-                      row.card if row.card and f"card {row.card} " in row.reason else None)  # named only if it was
-                for row in refused[-20:]
-            ]  # fmt: skip
+            refused = replayed.refusals(self.current.round_id)[-ALERTS_KEPT:]
+            self.alerts = [Alert("refused_card", why, aware(at).isoformat(), card) for why, at, card in refused]
             self._publish()
         finished = self.current is None or self.current.phase in FINISHED
         if self.settings.auto_open and self.held is None and finished and not self._checking():
@@ -419,31 +296,9 @@ class TableController:
             # the cards they burn are taken as burns even before the first tick
             self._ask_for_burns()
 
-    def _own(self, shoe_id: str, boot_id: str) -> bool:
-        """Whether a journaled message came from this table's shoe (not another shoe's, not a forgery in its name)."""
-        return shoe_id == self.settings.shoe_id and not boot_id.startswith(UNTRUSTED)
-
     def feed_start(self) -> FeedStart:
-        """Where the shoe's feed resumes, from the journal: after the last message of the shoe's sequence taken (its
-        run and seq — not the highest seq of any run: a run that lost its outbox counts from 1 again), knowing the
-        newest stamp taken. A message journaled apart (a forgery copying a real stamp, a replay) does not count: it
-        must not make a restarted controller skip the real message with that ``seq`` (found by the simulation)."""
-        own = (
-            ShoeJournal.table_id == self.table_id,
-            ShoeJournal.shoe_id == self.settings.shoe_id,
-            ~ShoeJournal.boot_id.startswith(UNTRUSTED),
-        )
-        with self.service.sessions() as session:
-            last = session.execute(
-                select(ShoeJournal.boot_id, ShoeJournal.seq).where(*own).order_by(ShoeJournal.id.desc()).limit(1)
-            ).first()
-            # a row journaled before stamps were kept has only its time of receipt: later than its stamp, so never
-            # less strict
-            stamped = func.coalesce(ShoeJournal.stamped_at, ShoeJournal.received_at)
-            newest = session.scalar(select(func.max(stamped)).where(*own))
-        if last is None:
-            return FeedStart()
-        return FeedStart(int(last.seq) + 1, last.boot_id, aware(newest) if newest is not None else None)
+        """Where the shoe's feed resumes, from the journal (``TableJournal.feed_start``)."""
+        return self.journal.feed_start()
 
     def next_seq(self) -> int | None:
         """The first shoe ``seq`` the feed wants (None: nothing from this shoe yet): see ``feed_start``."""
@@ -464,18 +319,11 @@ class TableController:
 
     def _take_manual_cards(self) -> None:
         """Record in the deck the cards dealt by hand (journaled by the API's approval, not by this controller)."""
-        with self.service.sessions() as session:
-            rows = session.execute(
-                select(ShoeJournal.id, ShoeJournal.card).where(
-                    ShoeJournal.table_id == self.table_id, ShoeJournal.shoe_id == MANUAL_SHOE,
-                    ShoeJournal.id > self._journal_read, ShoeJournal.disposition == "dealt",
-                )
-            ).all()  # fmt: skip
-        for row in rows:
-            if row.card:
-                self.deck.record(Card.from_code(row.card))
+        for row_id, card in self.journal.manual_cards(self._journal_read):
+            if card is not None:
+                self.deck.record(card)
                 self._count("manual_cards")
-            self._journal_read = max(self._journal_read, row.id)
+            self._journal_read = max(self._journal_read, row_id)
 
     def _follow(self, applied: Applied | None) -> None:
         """Take the round as the service reported it after a committed step (ours or a re-read)."""
@@ -498,16 +346,8 @@ class TableController:
         return max(deadline, self._retry_at)
 
     def _deadline(self) -> datetime | None:
-        checked = self.camera.deadline(self._checks(), self._window(), self._dealt)
-        due = [d for d in (self._round_deadline(), checked) if d is not None]
+        due = [d for d in (self._round_deadline(), self._camera_deadline()) if d is not None]
         return min(due, default=None)
-
-    def _checks(self) -> tuple[checks.OpenCheck, ...]:
-        return self.current.checks if self.current is not None and self.current.verify != checks.OFF else ()
-
-    def _checking(self) -> bool:
-        """A card of the round is still within its window for the camera."""
-        return any(check.status == checks.PENDING for check in self._checks())
 
     def _round_deadline(self) -> datetime | None:
         current = self.current
@@ -523,110 +363,6 @@ class TableController:
             return aware(current.finished_at) + timedelta(milliseconds=self.settings.result_pause_ms)
         return aware(current.window_closes_at) if current.window_closes_at else None
 
-    # ---- the shoe + camera cross-check (``services.rounds.checks``) ------------------------
-
-    def on_sighting(self, message: ShoeCard) -> None:
-        """A card the overhead camera saw (its signature already checked): matched against the open checks."""
-        now = self.service.clock.now()
-        if not self.settings.camera_id or message.shoe_id != self.settings.camera_id:
-            self._alert("device", f"a sighting from camera {message.shoe_id}, not this table's camera: ignored")
-            self._publish()
-            return
-        why = self.camera.take(message, now)
-        if why:
-            log.info("table %s: sighting %s ignored: %s", self.table_id, message.seq, why)
-            self._count("sightings_ignored")
-            return
-        self._count("sightings")
-        self._check_cards(now)
-
-    def on_camera_status(self, status: ShoeStatus) -> None:
-        """The overhead camera's daemon went on or off line (its last will says offline): the dealer is told."""
-        if status.shoe_id != self.settings.camera_id:
-            return
-        state = "online" if status.state == "online" and status.device != "disconnected" else "offline"
-        if state == self.camera_state:
-            return
-        if state == "offline":
-            held = "settlement waits for an operator's word on each" if self._holds() else "alerts follow"
-            self._alert("verify_camera", f"the overhead camera {status.shoe_id} is offline: it checks no card ({held})")
-        elif self.camera_state == "offline":
-            self._alert("verify_camera", f"the overhead camera {status.shoe_id} is back: it checks the cards again")
-        self.camera_state = state
-        self._publish()
-
-    def _holds(self) -> bool:
-        return self.current is not None and self.current.verify == checks.HOLD
-
-    def _check_cards(self, now: datetime) -> None:
-        """Decide every check the camera's sightings (or the end of their window) now settle, one at a time."""
-        while self.current is not None and self.current.verify != checks.OFF:
-            step = self.camera.next_outcome(self.current.checks, self._window(), now, self._dealt)
-            if step is None:
-                break
-            check, sighting = step
-            seen = Card.from_code(sighting.card) if sighting else None
-            crop = sighting.crop if sighting else b""
-            confidence = sighting.confidence if sighting else None
-            applied = self.service.camera_saw(self.current.round_id, check.position, seen, confidence, crop)
-            if sighting is None:
-                self._verify_alert("verify_unseen", check, f"the camera did not see the shoe's {check.card}")
-            elif sighting.card != check.card:
-                camera = sighting.card if Card.from_code(sighting.card) not in self._hidden() else "another card"
-                self._verify_alert("verify_mismatch", check, f"the shoe read {check.card}, the camera saw {camera}")
-            self._count(f"checks_{'agreed' if sighting and sighting.card == check.card else 'disputed'}")
-            self._follow(applied)
-        for sighting in self.camera.unexplained(self._checks(), self._window(), now, self._dealt):
-            self._alert("verify_unexplained", f"the camera saw {sighting.card}; the shoe reported no such card")
-            self._publish()
-
-    def _verify_alert(self, kind: str, check: checks.OpenCheck, what: str) -> None:
-        then = "settlement waits for an operator's word (ops page)" if self._holds() else "check the video"
-        self._alert(kind, f"card {check.position + 1}: {what}; {then}", check.card)
-
-    def _window(self) -> timedelta:
-        return timedelta(milliseconds=self.current.verify_window_ms if self.current else 0)
-
-    def _dealt(self, code: str) -> bool:
-        return self.deck.has_seen(Card.from_code(code))
-
-    def _journal_entry(self, message: ShoeCard | ShoeNewDeck, disposition: str, reason: str = "") -> ShoeJournal:
-        card = message.card if isinstance(message, ShoeCard) else None
-        read = (message.source, message.confidence) if isinstance(message, ShoeCard) else ("", None)
-        return ShoeJournal(
-            table_id=self.table_id, shoe_id=message.shoe_id, boot_id=message.boot_id, seq=message.seq,
-            kind=message.type, card=card, burn=isinstance(message, ShoeCard) and message.burn,
-            disposition=disposition, reason=reason[:500],
-            round_id=self.current.round_id if self.current else None, video_tc=message.video_tc,
-            source=read[0], confidence=read[1], raw=message.raw, received_at=self.service.clock.now(),
-            stamped_at=_utc(stamp_time(message.ts)),
-            crop=jpeg_bytes(message.crop) or None if isinstance(message, ShoeCard) and message.crop else None,
-        )  # fmt: skip
-
-    def _journal(
-        self,
-        message: ShoeCard | ShoeNewDeck,
-        disposition: str,
-        reason: str = "",
-        also: Callable[[Session, ShoeJournal], None] | None = None,
-    ) -> bool:
-        """Journal the message (with what ``also`` writes, in the same transaction); False if it was already."""
-        metrics.CARDS.labels(self.table_id, disposition).inc()
-        entry = self._journal_entry(message, disposition, reason)
-
-        def write(session: Session) -> None:
-            self.service.fenced(session, self.table_id)
-            session.add(entry)
-            if also is not None:
-                also(session, entry)
-
-        try:
-            run_transaction(self.service.sessions, write)
-        except IntegrityError:
-            log.info("table %s: shoe message %s already journaled", self.table_id, message.seq)
-            return False
-        return True
-
     # ---- alerts and views ---------------------------------------------------------------
 
     def _refuse(self, message: ShoeCard | ShoeNewDeck, reason: str, public_card: bool = True) -> bool:
@@ -639,14 +375,13 @@ class TableController:
         self._publish()
         return True
 
-    def _hidden(self) -> frozenset[Card]:
-        """Cards of the current round that are dealt but not shown to the public (the engine says which)."""
-        return self.current.hidden if self.current is not None else frozenset()
-
     def _alert(self, kind: str, message: str, card: str | None = None) -> None:
         log.warning("table %s: %s", self.table_id, message, extra=self._context())
         metrics.ALERTS.labels(self.table_id, kind).inc()
-        self.alerts = [*self.alerts[-19:], Alert(kind, message, self.service.clock.now().isoformat(), card)]
+        self.alerts = [
+            *self.alerts[1 - ALERTS_KEPT :],
+            Alert(kind, message, self.service.clock.now().isoformat(), card),
+        ]
         self._count(f"alerts_{kind}")
 
     def _context(self) -> dict[str, str]:
@@ -665,88 +400,21 @@ class TableController:
 
     def state_view(self) -> dict[str, Any]:
         """Public: what anyone may see — never a card before its reveal."""
-        current = self.current
-        if current is None:
-            return {"v": 1, "table_id": self.table_id}
-        return current.public
+        return state_view(self.table_id, self.current)
 
     def dealer_view(self) -> dict[str, Any]:
-        """The dealer console: what to deal next, the cards scanned (a face-down one only as received), alerts."""
-        current = self.current
-        if current is None:
-            view: dict[str, Any] = {"v": 1, "table_id": self.table_id}
-        else:
-            view = current.header | current.views["dealer"]
-            expecting = current.expecting
-            if current.verify != checks.OFF:
-                hidden = frozenset(str(card) for card in current.hidden)
-                view["checks"] = [check.out(hidden) for check in current.checks]
-            if current.phase == checks.VERIFYING:
-                view["phase"] = checks.VERIFYING
-                view["waiting_for"] = _verifying(current.checks)
-            view.setdefault("waiting_for", expecting.text if expecting else "nothing (the round is over)")
-            if isinstance(expecting, CardWanted):
-                card = {"position": expecting.position, "index": expecting.index, "face_up": expecting.face_up}
-                view.setdefault("next_card", card)
-        return (
-            view
-            | {
-                "deck_remaining": self.deck.remaining,
-                "paused": self.paused,
-                "held": self.held_why,
-                "alerts": [alert.__dict__ for alert in self.alerts[-10:]],
-            }
-            | ({"camera": self.camera_state} if self.settings.camera_id else {})
-        )
+        """The dealer console (``services.controller.console``)."""
+        camera = self.camera_state if self.settings.camera_id else None
+        desk = Desk(self.deck.remaining, self.paused, self.held_why, tuple(self.alerts), camera)
+        return dealer_view(self.table_id, self.current, desk)
 
-
-def _utc(moment: datetime | None) -> datetime | None:
-    """A stamp as UTC (a database column without zones keeps the wall time only)."""
-    return moment.astimezone(UTC) if moment is not None else None
-
-
-def _verifying(open_checks: tuple[checks.OpenCheck, ...]) -> str:
-    """What a round held for its checks waits for: the camera's sightings, or an operator's word."""
-    pending = [str(check.position + 1) for check in open_checks if check.status == checks.PENDING]
-    if pending:
-        return f"the overhead camera to see card {', '.join(pending)}: settlement waits"
-    disputed = ", ".join(str(check.position + 1) for check in open_checks)
-    return f"an operator's word on card {disputed}: settlement waits (ops page)"
-
-
-def _held_report(session: Session, table_id: str) -> Any:
-    """The table's oldest deck report still holding it (None: none)."""
-    return session.execute(
-        select(DeckReport.id, DeckReport.missing, DeckReport.doubled, DeckReport.seen, DeckReport.round_id)
-        .where(DeckReport.table_id == table_id, DeckReport.status == DECK_HELD)
-        .order_by(DeckReport.id)
-        .limit(1)
-    ).first()
-
-
-def _count_of(report: Any) -> DeckCount:
-    missing, doubled = (tuple(map(Card.from_code, codes.split())) for codes in (report.missing, report.doubled))
-    return DeckCount(report.seen, missing, doubled)
+    def _camera_id(self) -> str:
+        return self.settings.camera_id
 
 
 def reread_moved(service: RoundService, controllers: Mapping[str, TableController]) -> None:
     """Re-read only the tables whose round moved without their controller (one query for all)."""
-    latest = latest_rounds(service, list(controllers))
+    latest = service.latest_rounds(list(controllers))
     for table, controller in controllers.items():
         if controller.moved(latest.get(table)):
             controller.refresh()
-
-
-def latest_rounds(service: RoundService, tables: list[str]) -> dict[str, tuple[str, int]]:
-    """Every table's latest round as ``(round_id, log_length)``, in one query."""
-    newest = (
-        select(Round.table_id, func.max(Round.number).label("number"))
-        .where(Round.table_id.in_(tables))
-        .group_by(Round.table_id)
-        .subquery()
-    )
-    query = select(Round.table_id, Round.id, Round.log_length).join(
-        newest, (Round.table_id == newest.c.table_id) & (Round.number == newest.c.number)
-    )
-    with service.sessions() as session:
-        return {table: (round_id, length) for table, round_id, length in session.execute(query)}

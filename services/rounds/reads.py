@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from services.games.base import viewer
@@ -16,6 +16,21 @@ from services.rounds.records import Applied, as_seen, stored_round
 
 class Reads(RoundCore):
     """A table's current round as someone's own view (a seat's, a player's)."""
+
+    def latest_rounds(self, tables: list[str]) -> dict[str, tuple[str, int]]:
+        """Every table's latest round as ``(round_id, log_length)``, in one query (how a controller sees which rounds
+        someone else moved)."""
+        newest = (
+            select(Round.table_id, func.max(Round.number).label("number"))
+            .where(Round.table_id.in_(tables))
+            .group_by(Round.table_id)
+            .subquery()
+        )
+        query = select(Round.table_id, Round.id, Round.log_length).join(
+            newest, (Round.table_id == newest.c.table_id) & (Round.number == newest.c.number)
+        )
+        with self.sessions() as session:
+            return {table: (round_id, length) for table, round_id, length in session.execute(query)}
 
     def latest(self, table_id: str) -> Applied | None:
         """The table's latest round as the database has it (the controller's view of it)."""

@@ -19,9 +19,9 @@ from sqlalchemy import Connection, Engine, Table, bindparam, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.cards import FULL_DECK
-from services.controller.table import UNTRUSTED
 from services.games.base import FINISHED, PUBLIC
 from services.journal.models import DECK_OK, DeckReport, ShoeJournal
+from services.journal.table import UNTRUSTED
 from services.ledger.models import Account, AccountKind, Hold, HoldStatus, Transfer
 from services.rounds.adapters import Catalog
 from services.rounds.engines import load
