@@ -19,7 +19,6 @@ MOST_LINES = 450
 # The files still over MOST_LINES, each with the size it may not grow past: the core's split shrinks this list.
 STILL_LARGE = {
     "services/sim/world.py": 680,
-    "services/rounds/pokdeng.py": 500,
     "services/sim/actors.py": 475,
     "services/games/pokdeng/engine.py": 460,
     "services/controller/runner.py": 455,

@@ -2,12 +2,13 @@
 
 The routes come from the games' adapters (``services.rounds.adapters``); the round service sends
 each call to the adapter of the round's game, so an action of another game is refused there.
-Two games may share an action name only with the same request body.
+Games may share an action name (every house game has ``bets``) with bodies of their own: the route takes any of
+them (OpenAPI lists each), and the round's game judges the body by its own (``RoundService.act``).
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the endpoints' annotations, which name
 # each action's own body model.
-from typing import Any
+from typing import Any, Union
 
 from fastapi import APIRouter
 from pydantic import BaseModel
@@ -19,29 +20,34 @@ from services.rounds.errors import RoundError
 
 def action_routes(games: Catalog) -> APIRouter:
     router = APIRouter(prefix="/v1", tags=["player"])
-    routes: dict[str, Action] = {}
+    routes: dict[str, list[Action]] = {}
     for adapter in games.every():
         for action in adapter.actions:
-            known = routes.setdefault(action.name, action)
-            if known.body is not action.body:
+            same = routes.setdefault(action.name, [])
+            if same and (same[0].keyed, same[0].changes_state) != (action.keyed, action.changes_state):
                 raise RoundError(
-                    f"action {action.name!r} of {adapter.game_name} has another body than an earlier game's: rename it"
+                    f"action {action.name!r} of {adapter.game_name} moves money or state unlike an earlier game's "
+                    "action of that name: rename it"
                 )
-    for action in routes.values():
+            same.append(action)
+    for name, same in routes.items():
+        action = same[0]
+        bodies = tuple(dict.fromkeys(each.body for each in same))
+        body = Union[bodies] if len(bodies) > 1 else bodies[0]  # noqa: UP007 (built at run time)
         router.add_api_route(
-            f"/rounds/{{round_id}}/{action.name}",
-            _endpoint(action.name, action.body, action.keyed, action.changes_state),
+            f"/rounds/{{round_id}}/{name}",
+            _endpoint(name, body, action.keyed, action.changes_state),
             methods=["POST"],
             status_code=201 if action.keyed else 200,
-            response_model=action.answer,
+            response_model=Union[tuple(dict.fromkeys(each.answer for each in same))],  # noqa: UP007
             summary=action.summary.split(";")[0],
-            description=action.summary,
-            name=f"action_{action.name}",
+            description=" ".join(dict.fromkeys(each.summary for each in same)),
+            name=f"action_{name}",
         )
     return router
 
 
-def _endpoint(name: str, body_model: type[BaseModel], keyed: bool, changes_state: bool) -> Any:
+def _endpoint(name: str, body_model: Any, keyed: bool, changes_state: bool) -> Any:
     def act(services: Any, player: str, round_id: str, body: BaseModel, key: str | None) -> Any:
         answer = services.rounds.act(player, round_id, name, body, key)
         if changes_state:
@@ -53,7 +59,7 @@ def _endpoint(name: str, body_model: type[BaseModel], keyed: bool, changes_state
 
         def keyed_endpoint(
             round_id: str,
-            body: body_model,  # type: ignore[valid-type]
+            body: body_model,
             key: IdempotencyKey,
             player: CurrentPlayer,
             services: ServicesDep,
@@ -62,7 +68,7 @@ def _endpoint(name: str, body_model: type[BaseModel], keyed: bool, changes_state
 
         return keyed_endpoint
 
-    def endpoint(round_id: str, body: body_model, player: CurrentPlayer, services: ServicesDep) -> Any:  # type: ignore[valid-type]
+    def endpoint(round_id: str, body: body_model, player: CurrentPlayer, services: ServicesDep) -> Any:
         return act(services, player.id, round_id, body, None)
 
     return endpoint

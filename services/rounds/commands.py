@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -46,6 +47,8 @@ class Commands(RoundCore):
         action = next((a for a in self.games.adapter(game).actions if a.name == name), None)
         if action is None:
             raise NotFoundError(f"round {round_id} is a {game} round: it has no action {name!r}")
+        if not isinstance(body, action.body):  # another game's body for an action of the same name
+            body = _as_body(action.body, body, f"round {round_id} plays {game}: its {name!r} action takes")
         return action.run(self, player, round_id, body, key)
 
     def profile(self, player: str) -> dict[str, Any]:
@@ -62,3 +65,12 @@ class Commands(RoundCore):
             if owner is None:
                 raise RoundError(f"no game has a player setting {name!r}")
             owner.set_profile(self, player, name, value)
+
+
+def _as_body(model: type[BaseModel], body: BaseModel, what: str) -> BaseModel:
+    """``body`` (another game's model) read as ``model``, or a refusal naming each field that does not fit."""
+    try:
+        return model.model_validate(body.model_dump())
+    except ValidationError as error:
+        wrong = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in error.errors())
+        raise RoundError(f"{what} another body ({wrong})") from None

@@ -133,8 +133,8 @@ class Wager(Base):
     id: Mapped[str] = mapped_column(String(64), unique=True)
     round_id: Mapped[str] = mapped_column(ForeignKey("rounds.id"))
     player: Mapped[str] = mapped_column(String(64))
-    side: Mapped[str] = mapped_column(String(8))
-    seat: Mapped[str] = mapped_column(String(8))
+    side: Mapped[str] = mapped_column(String(16))  # the spot: what the wager is on (Pok Deng: player | banker)
+    seat: Mapped[str] = mapped_column(String(16))  # and where ("" in a game of one hand per side)
     stake: Mapped[int] = mapped_column(BigInteger)
     net: Mapped[int | None] = mapped_column(BigInteger)  # filled at settlement
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

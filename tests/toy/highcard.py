@@ -10,7 +10,7 @@ stake, a lower one loses it, the same rank is a push. Built only on ``services.g
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from services.cards import Card
@@ -28,6 +28,7 @@ from services.games.base import (
 )
 from services.games.rooms import CloseSeating, Deal, RoomGame, Sit, Void
 from services.rounds import adapters
+from tests.toy.toys import settings_of, whole_numbers
 
 ORDER = "23456789TJQKA"
 SEATS = ("P1", "P2")
@@ -41,9 +42,7 @@ class Settings:
     decks: int = 1  # the shoe's decks: a game of several shows the core counting copies per code
 
     def __post_init__(self) -> None:
-        for name, value in asdict(self).items():
-            if type(value) is not int or not 0 < value <= 10**9:
-                raise GameSettingsError(f"setting {name}: expected a whole number 1–10^9, got {value!r}")
+        whole_numbers(self)
         if self.decks > 8:
             raise GameSettingsError(f"setting decks: a shoe of 1–8 decks, got {self.decks}")
 
@@ -68,10 +67,7 @@ class HighCard(RoomGame[Round]):
     name = "highcard"
 
     def settings(self, raw: Mapping[str, Any]) -> Settings:
-        unknown = sorted(set(raw) - {"stake", "seating_ms", "decks"})
-        if unknown:
-            raise GameSettingsError(f"unknown setting {unknown[0]!r} (known: stake, seating_ms, decks)")
-        return replace(Settings(), **raw)
+        return settings_of(Settings, raw)
 
     def settings_dict(self, settings: Settings) -> dict[str, Any]:
         return asdict(settings)

@@ -20,21 +20,23 @@ from services.games import base
 from services.games.base import DEALER, PUBLIC, CardWanted, Window, viewer
 from services.games.pokdeng.port import POKDENG
 from services.rounds.adapters import CatalogError
-from tests.toy import highcard
+from tests.toy import highcard, overunder
 
-GAMES = highcard.GAMES.names()  # every game the studio plays, and the toy high card
-SEATS = {"highcard": ["P1", "P2"], "tienlen": ["1", "2", "3"], "maubinh": ["1", "2", "3"]}  # Pok Deng: no seats
+CATALOG = highcard.GAMES.adding(overunder.OverUnderAdapter(overunder.GAME))  # the studio's games and both toys
+GAMES = CATALOG.names()
+SEATS = {"highcard": ["P1", "P2"], "tienlen": ["1", "2", "3"], "maubinh": ["1", "2", "3"]}
+UNSEATED = {"pokdeng", "overunder"}  # house games: players bet, they take no seat
 READY = {"maubinh"}  # rooms whose players say they are ready before the deal
 
 
 def test_the_contract_covers_every_game_the_studio_plays() -> None:
-    assert {"pokdeng", "maubinh", "tienlen", "highcard"} <= set(GAMES)
-    assert set(SEATS) | {"pokdeng"} >= set(GAMES), "a new game: say how its players join (SEATS, READY)"
+    assert {"pokdeng", "maubinh", "tienlen", "highcard", "overunder"} <= set(GAMES)
+    assert set(SEATS) | UNSEATED >= set(GAMES), "a new game: say how its players join (SEATS, READY, UNSEATED)"
 
 
 def seat_players(name: str, round_: Any) -> list[str]:
     """Seat players where the game has seats of its own, through its stored commands (``sit``, then ``ready``)."""
-    game = highcard.GAMES.game(name)
+    game = CATALOG.game(name)
     players = ["ana", "binh", "chai"][: len(SEATS.get(name, []))]
     for player, seat in zip(players, SEATS.get(name, []), strict=False):
         game.apply(round_, game.command_from_dict({"type": "sit", "player": player, "seat": seat}))
@@ -44,7 +46,7 @@ def seat_players(name: str, round_: Any) -> list[str]:
 
 
 def drive(name: str, seed: int, check: Any = None) -> Any:
-    game = highcard.GAMES.game(name)
+    game = CATALOG.game(name)
     round_ = game.new_round(game.settings({}))
     players = seat_players(name, round_)
     deck = list(FULL_DECK)
@@ -81,14 +83,14 @@ def no_hidden_card_in_any_view(game: Any, round_: Any, players: list[str]) -> No
 @given(seed=st.integers(0, 2**32))
 def test_every_view_leaves_out_the_cards_its_audience_may_not_see(name: str, seed: int) -> None:
     round_ = drive(name, seed, no_hidden_card_in_any_view)
-    assert highcard.GAMES.game(name).phase(round_) == base.SETTLED
+    assert CATALOG.game(name).phase(round_) == base.SETTLED
 
 
 @pytest.mark.parametrize("name", GAMES)
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32))
 def test_replaying_the_stored_commands_rebuilds_the_round(name: str, seed: int) -> None:
-    game = highcard.GAMES.game(name)
+    game = CATALOG.game(name)
     round_ = drive(name, seed)
     stored = [json.loads(json.dumps(game.command_to_dict(c))) for c in game.commands(round_)]
     again = game.replay([game.command_from_dict(entry) for entry in stored], game.settings({}))
@@ -99,7 +101,7 @@ def test_replaying_the_stored_commands_rebuilds_the_round(name: str, seed: int) 
 
 @pytest.mark.parametrize("name", GAMES)
 def test_a_void_round_expects_nothing_and_pays_nothing(name: str) -> None:
-    game = highcard.GAMES.game(name)
+    game = CATALOG.game(name)
     round_ = game.new_round(game.settings({}))
     game.apply(round_, game.void("camera lost the table"))
     assert game.expecting(round_) is None and game.payouts(round_) is None and game.phase(round_) == base.VOID
