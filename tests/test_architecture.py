@@ -7,6 +7,7 @@ run no code), so a circle hidden in a function's body is caught too.
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -156,3 +157,35 @@ def test_the_list_of_large_modules_only_shrinks() -> None:
         assert path.exists() and len(path.read_text().splitlines()) > MOST_LINES, (
             f"{relative}: remove it from STILL_LARGE"
         )
+
+
+def _exceptions() -> dict[str, list[type[Exception]]]:
+    """Every exception class defined under ``services``, by the package (``services.<package>``) that defines it."""
+    found: dict[str, list[type[Exception]]] = {}
+    for name, path in _modules().items():
+        if not re.search(r"^class \w+\(.*(Error|Exception)\b", path.read_text(), re.MULTILINE):
+            continue
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Exception) and value.__module__ == name:
+                found.setdefault(".".join(name.split(".")[:2]), []).append(value)
+    return found
+
+
+def test_each_package_has_one_root_of_its_exceptions_each_with_a_code() -> None:
+    """A caller catches one class per package; every refusal carries a stable code."""
+    for package, classes in _exceptions().items():
+        roots = {kind for kind in classes if not any(base in classes for base in kind.__mro__[1:])}
+        named = sorted(root.__name__ for root in roots)
+        assert len(roots) == 1, f"{package} has {len(roots)} roots of its exceptions: {named}"
+        [root] = roots
+        assert isinstance(getattr(root, "code", None), str), f"{package}: {root.__name__} has no code"
+
+
+def test_only_the_api_knows_http_statuses() -> None:
+    """Domain exceptions say what was refused; ``services/api/errors.py`` alone maps them to HTTP."""
+    for package, classes in _exceptions().items():
+        if package == "services.api":
+            continue
+        for kind in classes:
+            assert "status" not in vars(kind), f"{kind.__module__}.{kind.__name__} carries an HTTP status"

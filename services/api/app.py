@@ -27,22 +27,19 @@ from services.api import operator_routes, page_routes, player_routes, refusals
 from services.api.actions import action_routes
 from services.api.consoles import ViewRelay
 from services.api.deps import Services
+from services.api.errors import REFUSALS, code_of, status_of
 from services.api.fanout import RAW_SEND, Poller
 from services.api.limits import MAX_BODY_BYTES, BodyLimit
-from services.cards import CardError
 from services.catalog import STUDIO_GAMES
 from services.db import session_factory
 from services.db.engine import POOL_SIZE
-from services.games.base import GameError
-from services.ledger.errors import LedgerError
 from services.ledger.wallets import WalletService
 from services.rounds import queries
 from services.rounds.adapters import Catalog
 from services.rounds.clock import Clock
-from services.rounds.errors import RoundError
 from services.rounds.players import PlayerService
 from services.rounds.service import RoundService
-from services.wallet.outbox import SeamlessWallet, WalletError
+from services.wallet.outbox import SeamlessWallet
 from services.wallet.protocol import WalletConfig
 from services.wallet.sender import WalletSender
 
@@ -51,9 +48,6 @@ STREAM_POLL_S = 0.25  # without a broker: how often a watched table's public sta
 # A private view (a seat's, a player's own) is read again at once when its table's public state changes
 # or the player acts through this process; between those, this often (to catch deposits and the like).
 PRIVATE_POLL_S = 2.0
-
-# Every package's errors carry their own ``code`` and HTTP ``status``; the API maps them by base class.
-ERRORS: tuple[type[Exception], ...] = (RoundError, GameError, LedgerError, CardError, WalletError)
 
 
 def create_app(
@@ -145,7 +139,7 @@ def create_app(
             return JSONResponse({"status": "unavailable", "reason": type(error).__name__}, status_code=503)
         return JSONResponse({"status": "ready"})
 
-    for error_class in ERRORS:
+    for error_class in REFUSALS:
         app.add_exception_handler(error_class, _refused)
     for error_class in UNAVAILABLE:
         app.add_exception_handler(error_class, _database_unavailable)
@@ -178,9 +172,9 @@ async def _database_unavailable(_request: Request, error: Exception) -> JSONResp
 
 
 async def _refused(request: Request, error: Exception) -> JSONResponse:
-    """A refusal by the rounds, a game, the ledger or the cards: its own code and status; a forbidden action of a
-    staff member is journaled too (``services.api.refusals``)."""
-    code, status = getattr(error, "code", "invalid_request"), getattr(error, "status", 422)
+    """A refusal by the rounds, a game, the ledger, the cards or the wallet: its own code, the status of its kind
+    (``services.api.errors``); a forbidden action of a staff member is journaled too (``services.api.refusals``)."""
+    code, status = code_of(error), status_of(error)
     if status in (403, 409):  # forbidden, or refused in its state (four eyes required, a card by hand refused…)
         await anyio.to_thread.run_sync(refusals.journal, request, code, str(error))
     return JSONResponse({"code": code, "message": str(error)}, status_code=status)

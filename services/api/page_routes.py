@@ -16,21 +16,15 @@ from fastapi import APIRouter
 from fastapi.responses import FileResponse, Response, StreamingResponse
 
 from services.api.deps import CurrentStaff, ServicesDep, Stream
+from services.api.errors import ConsoleUnavailableError
 from services.rounds import queries
-from services.rounds.errors import AuthError, RoundError
+from services.rounds.errors import AuthError
 
 PAGES = Path(__file__).parent / "pages"
 WAITING = "the round controller (no dealer view yet)"
 
 pages = APIRouter(include_in_schema=False)
 dealer = APIRouter(prefix="/v1", tags=["dealer"])
-
-
-class ConsoleUnavailableError(RoundError):
-    """The API has no broker connection, so it cannot relay the controller's dealer view."""
-
-    code = "console_unavailable"
-    status = 503
 
 
 @pages.get("/")

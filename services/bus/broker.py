@@ -23,17 +23,24 @@ from amqtt.broker import Broker
 from amqtt.errors import BrokerError
 
 from services.bus.access import ADMIN, StudioBroker, login, passwords_for, plugin_config, read_passwords
+from services.bus.errors import BusError
 
 RUN_DIR = Path(os.environ.get("STUDIO_RUN_DIR", ".studio"))
 URL_FILE = "broker.url"
+SHUTDOWN_S = 10.0  # an embedded broker's orderly shutdown; past it, its tasks are cancelled
+log = logging.getLogger("studio.broker")
 
 
-class BrokerNotFoundError(RuntimeError):
-    pass
+class BrokerNotFoundError(BusError):
+    """No broker where the settings say (no URL, or an embedded one that is not running)."""
+
+    code = "broker_not_found"
 
 
-class BrokerStartError(RuntimeError):
+class BrokerStartError(BusError):
     """The broker cannot listen where it was asked to (a host that does not resolve, a port in use…)."""
+
+    code = "broker_start"
 
 
 def _no_startup_traceback(record: logging.LogRecord) -> bool:
@@ -227,9 +234,22 @@ def embedded_broker(host: str = "127.0.0.1", port: int = 0, run_dir: Path | None
     try:
         yield role_url(str(ready["url"]), ADMIN)
     finally:
-        asyncio.run_coroutine_threadsafe(ready["broker"].shutdown(), loop).result(timeout=30)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=30)
+        _stop(ready["broker"], loop, thread)
+
+
+def _stop(broker: Broker, loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
+    """Shut the broker down in order; one that hangs (a client's session that never closes) has its tasks
+    cancelled, so whoever embedded it never waits on it for long."""
+    shutdown = asyncio.run_coroutine_threadsafe(broker.shutdown(), loop)
+    try:
+        shutdown.result(timeout=SHUTDOWN_S)
+    except TimeoutError:
+        log.warning("the embedded broker did not shut down within %g s: its tasks are cancelled", SHUTDOWN_S)
+        shutdown.cancel()
+        loop.call_soon_threadsafe(lambda: [task.cancel() for task in asyncio.all_tasks(loop)])
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=SHUTDOWN_S)
+    if not thread.is_alive():
         loop.close()
 
 

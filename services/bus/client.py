@@ -15,6 +15,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from services.bus.broker import credentials, host_port, without_login
+from services.bus.errors import BusError
 
 LOGIN_POLL_S = 0.05  # how often a wait for the broker's answer looks at its stop event
 
@@ -35,8 +36,10 @@ def connect(client: mqtt.Client, url: str, keepalive: int = 10) -> None:
     client.loop_start()
 
 
-class LoginRefusedError(RuntimeError):
+class LoginRefusedError(BusError):
     """The broker answered a login with a refusal (a wrong password, a user it does not know, one not allowed)."""
+
+    code = "login_refused"
 
 
 def confirm_login(url: str, stop: threading.Event, client_id: str) -> bool:

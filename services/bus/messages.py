@@ -13,12 +13,15 @@ from typing import Annotated, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from hardware.codes import CODE_PATTERN
+from services.bus.errors import BusError
 
 VERSION: Literal[1] = 1
 
 
-class MessageError(ValueError):
+class MessageError(BusError, ValueError):
     """A payload that is not valid JSON or does not match its schema."""
+
+    code = "bad_message"
 
 
 MAX_CROP_BASE64 = 120_000  # ~90 KB of JPEG: a card's crop is a few KB

@@ -5,7 +5,6 @@ class CardError(ValueError):
     """Base of every card-level error."""
 
     code = "invalid_card"
-    status = 422
 
 
 class InvalidCardCodeError(CardError):

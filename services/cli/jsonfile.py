@@ -12,6 +12,8 @@ from typing import Any
 class JsonFileError(ValueError):
     """A file that cannot be read or is not JSON; the message names the file and the problem."""
 
+    code = "bad_json_file"
+
 
 def load(path: str) -> Any:
     """Parse the JSON in ``path`` (``-`` reads stdin)."""

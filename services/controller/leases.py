@@ -29,29 +29,16 @@ from functools import partial
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from services.controller.errors import LeaseHeldError
 from services.controller.models import TableLease
 from services.db.unit_of_work import run_transaction
 from services.rounds.clock import Clock, SystemClock, aware
-from services.rounds.errors import RoundError
+from services.rounds.errors import FencedError
 
 log = logging.getLogger("studio.controller.leases")
 TTL_S = 5.0
 RENEW_S = 1.0
 STANDBY_POLL_S = 0.5
-
-
-class LeaseHeldError(RoundError):
-    """Another controller is writing the table."""
-
-    code = "lease_held"
-    status = 409
-
-
-class FencedError(RoundError):
-    """This controller no longer holds the table's lease: the write is refused."""
-
-    code = "fenced"
-    status = 409
 
 
 def owner_name(controller: str) -> str:

@@ -51,6 +51,7 @@ from services.bus.messages import (
     decode,
     encode,
 )
+from services.controller.errors import ControllerError
 from services.controller.leases import RENEW_S, TTL_S, Leases, owner_name
 from services.controller.table import RETRY_AFTER, ControllerSettings, Publish, TableController, reread_moved
 from services.rounds.clock import Clock, SystemClock
@@ -70,8 +71,10 @@ class Inbound:
     payload: Any
 
 
-class UnsignedShoeError(ValueError):
+class UnsignedShoeError(ControllerError):
     """A table whose shoe has no signing key here: any client of the broker could deal at it."""
+
+    code = "unsigned_shoe"
 
     def __init__(self, unsigned: list[tuple[str, str]], keys: KeyRing) -> None:
         where = f" in {keys.directory}" if keys.directory is not None else ""

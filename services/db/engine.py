@@ -10,6 +10,8 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from services.db.errors import DbError
+
 DEFAULT_URL = "sqlite:///studio.db"
 POOL_SIZE = 16  # PostgreSQL connections kept per process: as many as the API runs request threads
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -24,8 +26,10 @@ def database_url(url: str | None = None) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
-class DatabaseNotFoundError(RuntimeError):
+class DatabaseNotFoundError(DbError):
     """A SQLite file that is not there: a process must not quietly start a second studio database."""
+
+    code = "database_not_found"
 
 
 def require_existing(url: str | None = None) -> None:

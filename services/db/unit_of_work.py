@@ -13,13 +13,17 @@ from typing import TypeVar
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
+from services.db.errors import DbError
+
 T = TypeVar("T")
 RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})  # serialization failure, deadlock
 ATTEMPTS = 8
 
 
-class RetryTransactionError(Exception):
+class RetryTransactionError(DbError):
     """Raised inside a unit of work to have it run again from the start."""
+
+    code = "retry_transaction"
 
 
 def run_transaction(sessions: sessionmaker[Session], work: Callable[[Session], T], attempts: int = ATTEMPTS) -> T:

@@ -21,28 +21,31 @@ R = TypeVar("R")  # the game's round (its engine object)
 C = TypeVar("C")  # the game's command type
 
 
-# ---- errors: every game's refusals share these bases (the API maps them by class) ----------
+# ---- errors: every game's refusals share these bases, each with a stable ``code`` ----------
 
 
 class GameError(ValueError):
-    """A game refused an input; ``code`` and ``status`` are what the API answers."""
+    """A game refused an input: a rule broken (the base), or one of the kinds below."""
 
     code: ClassVar[str] = "rule_violation"
-    status: ClassVar[int] = 422
 
 
 class NotExpectedError(GameError):
     """The round is not waiting for this input now."""
 
     code = "not_expected_now"
-    status = 409
 
 
-class NotYourMoveError(GameError):
+class NotAllowedError(GameError):
+    """The input is not this player's to give: someone else's move, a room above their tier."""
+
+    code = "not_allowed"
+
+
+class NotYourMoveError(NotAllowedError):
     """The input is someone else's to give."""
 
     code = "not_your_decision"
-    status = 403
 
 
 class GameSettingsError(GameError):

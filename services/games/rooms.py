@@ -59,7 +59,53 @@ class Leave:
 
 RoomCommand = Sit | CloseSeating | Deal | Void | Ready | Remove | Leave
 SEAT_STAKE = "seat:"  # a seat's stake id (its hold and payout), followed by the seat
-FREED = "freed"  # an event (FREED, seat): the seat's player is out before the deal; their hold comes back at once
+
+
+# ---- events: what a command did (the API names each by its class) ------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    seat: str
+
+
+@dataclass(frozen=True, slots=True)
+class Readied:
+    seat: str
+
+
+@dataclass(frozen=True, slots=True)
+class Removed:
+    """The ready check ran out on ``seat``: its player is out of the room."""
+
+    seat: str
+
+
+@dataclass(frozen=True, slots=True)
+class Left:
+    seat: str
+
+
+@dataclass(frozen=True, slots=True)
+class Freed:
+    """``seat``'s player is out before the deal: their seat's hold comes back at once."""
+
+    seat: str
+
+
+@dataclass(frozen=True, slots=True)
+class Dealt:
+    """A card was dealt: ``count`` cards are out in this round."""
+
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseChanged:
+    phase: str
+
+
+SeatEvent = Seated | Readied | Removed | Left | Freed
 
 
 def to_dict(command: object) -> dict[str, Any] | None:
@@ -160,25 +206,25 @@ class Seating:
                 if phase != "seating" or self.waited_for() != seat:
                     raise NotExpectedError(f"seat {seat} is not the one player the others wait for")
 
-    def apply(self, command: Sit | Ready | Remove | Leave) -> list[Any]:
+    def apply(self, command: Sit | Ready | Remove | Leave) -> list[SeatEvent]:
         """Change the seats; ``Leave`` here is a leave before the deal. Returns the events."""
         self.serial += 1
         match command:
             case Sit(player=player, seat=seat):
                 self.seats[seat] = player
-                return [("seated", seat)]
+                return [Seated(seat)]
             case Ready(player=player):
                 self.ready.add(player)
-                return [("ready", self.seat_of(player))]
+                return [Readied(self.seat_of(player))]
             case Remove(seat=seat):
                 self.ready.discard(self.seats[seat])
                 self.out[seat] = self.seats.pop(seat)
-                return [("removed", seat), (FREED, seat)]
+                return [Removed(seat), Freed(seat)]
             case Leave(player=player):
                 seat = self.seat_of(player)
                 self.ready.discard(player)
                 self.out[seat] = self.seats.pop(seat)
-                return [("left", seat), (FREED, seat)]
+                return [Left(seat), Freed(seat)]
         raise NotExpectedError(f"not a seating command: {command!r}")
 
     def window(self, ready_ms: int) -> Window | None:

@@ -3,12 +3,10 @@
 
 class LedgerError(ValueError):
     code = "ledger_error"
-    status = 422
 
 
 class InsufficientFundsError(LedgerError):
     code = "insufficient_funds"
-    status = 409
 
 
 class InvalidAmountError(LedgerError):

@@ -17,10 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from services.games.base import Game, GameError, UnknownGameError, Window
-from services.games.rooms import FREED, SEAT_STAKE, Sit
+from services.games.base import Game, UnknownGameError, Window
+from services.games.rooms import SEAT_STAKE, Freed, Sit
 from services.ledger import idempotency
 from services.ledger.models import Hold
+from services.rounds.errors import RoundError
 from services.rounds.records import Applied, result_nets
 
 if TYPE_CHECKING:
@@ -183,7 +184,7 @@ class Adapter:
 
 
 class RoomAdapter(Adapter):
-    """A room game's adapter: a seat given up before the deal (the engine's ``FREED`` event: the player left, or
+    """A room game's adapter: a seat given up before the deal (the engine's ``Freed`` event: the player left, or
     the ready check removed them) gets its hold back in the same transaction."""
 
     def close(
@@ -210,11 +211,11 @@ def release_freed(service: RoundCore, session: Session, round_: Round, events: l
     """Give back the hold of every seat the events say was freed before the deal."""
     ledger = service.ledger(session, round_.table_id)
     for event in events:
-        if isinstance(event, tuple) and event[0] == FREED:
-            ledger.void_holds(round_.id, SEAT_STAKE + str(event[1]))
+        if isinstance(event, Freed):
+            ledger.void_holds(round_.id, SEAT_STAKE + event.seat)
 
 
-class CatalogError(GameError):
+class CatalogError(RoundError):
     """The studio's games do not fit together (found at start, never while playing)."""
 
     code = "catalog"

@@ -40,7 +40,6 @@ PAGE_MAX: Final = 200
 
 class AuditQueryError(RoundError):
     code = "invalid_query"
-    status = 422
 
 
 def checked_limit(limit: int) -> int:

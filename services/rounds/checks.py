@@ -39,12 +39,10 @@ WINDOW_MS: Final = (500, 30_000)  # how long the camera may take to see a card: 
 
 class CheckError(RoundError):
     code = "check_refused"
-    status = 409
 
 
 class VerifySettingError(RoundError):
     code = "invalid_verify"
-    status = 422
 
 
 @dataclass(frozen=True, slots=True)

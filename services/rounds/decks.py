@@ -29,7 +29,6 @@ STATUSES: Final = (DECK_OK, DECK_HELD, DECK_ACKNOWLEDGED)
 
 class DeckReportError(RoundError):
     code = "deck_report_refused"
-    status = 409
 
 
 @dataclass(frozen=True)

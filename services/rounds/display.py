@@ -20,7 +20,6 @@ MAX_DELAY_MS: Final = 30_000
 
 class DisplayError(RoundError):
     code = "invalid_display"
-    status = 422
 
 
 def checked(overlay_delay_ms: int | None, language: str | None) -> None:

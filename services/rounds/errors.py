@@ -1,33 +1,28 @@
-"""Exceptions of the round service, each with a stable ``code`` and the HTTP ``status`` the API answers."""
+"""Exceptions of the round service, each with a stable ``code``; the API alone says which HTTP status each answers."""
 
 from services.ledger.errors import LedgerError
 
 
 class RoundError(ValueError):
     code = "invalid_request"
-    status = 422
 
 
 class NotFoundError(RoundError):
     code = "not_found"
-    status = 404
 
 
 class BettingClosedError(RoundError):
     code = "betting_closed"
-    status = 409
 
 
 class TableHeldError(RoundError):
     """The table's last deck was not whole: no round opens until an operator acknowledges its report."""
 
     code = "table_held"
-    status = 409
 
 
 class WindowClosedError(RoundError):
     code = "window_closed"
-    status = 409
 
 
 class RecalculationRefusedError(RoundError):
@@ -41,26 +36,37 @@ class FlowChangedError(RecalculationRefusedError):
     the deck could not have held): only a void can put it right."""
 
     code = "flow_changed"
-    status = 409
+
+
+class FencedError(RoundError):
+    """The writer no longer holds the table's lease (``RoundCore.fence``): the write is refused, nothing is kept."""
+
+    code = "fenced"
+
+
+class RoundInProgressError(RoundError):
+    """A table's next round cannot open while its current one is unfinished."""
+
+    code = "round_in_progress"
 
 
 class AuthError(RoundError):
     code = "unauthorized"
-    status = 401
 
 
 class ForbiddenError(RoundError):
     code = "forbidden"
-    status = 403
 
 
 __all__ = [
     "AuthError",
     "BettingClosedError",
+    "FencedError",
     "ForbiddenError",
     "LedgerError",
     "NotFoundError",
     "RecalculationRefusedError",
     "RoundError",
+    "RoundInProgressError",
     "WindowClosedError",
 ]

@@ -30,7 +30,7 @@ from services.ledger import idempotency
 from services.rounds.adapters import Action, Adapter
 from services.rounds.clock import aware
 from services.rounds.core import RoundCore
-from services.rounds.errors import BettingClosedError, NotFoundError
+from services.rounds.errors import BettingClosedError, NotFoundError, RoundError
 from services.rounds.models import Round, Wager
 from services.rounds.stakes import Debit, staked
 
@@ -145,7 +145,7 @@ class HouseAdapter(Adapter):
 
         def betting(session: Session) -> tuple[Row[Any, Any, Any, Any], datetime]:
             if not bets:
-                raise BettingClosedError("a bet slip needs at least one bet")
+                raise RoundError("a bet slip needs at least one bet")
             return self._betting_round(service, session.connection(), round_id)
 
         def plan(session: Session, round_: Row[Any, Any, Any, Any], now: datetime) -> Slip:

@@ -26,7 +26,6 @@ MANUAL_SOURCE: Final = "manual"
 
 class ManualCardRefusedError(RoundError):
     code = "manual_card_refused"
-    status = 409
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Mậu Binh's adapter: a seat (its hold), ready, the arrangement, leaving — as API actions.
 
 A seat given up before the deal (the player leaves, or the ready check removes them) gets its hold
-back in the same transaction: the engine reports it as a ``FREED`` event.
+back in the same transaction: the engine reports it as a ``Freed`` event.
 """
 
 from __future__ import annotations

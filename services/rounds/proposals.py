@@ -31,7 +31,6 @@ STATUSES: Final = ("pending", "applied", "rejected")
 
 class ProposalRefusedError(RoundError):
     code = "proposal_refused"
-    status = 409
 
 
 class FourEyesError(ForbiddenError):
@@ -44,7 +43,6 @@ class FourEyesRequiredError(RoundError):
     """Money after settlement moves only through a proposal and a second operator."""
 
     code = "four_eyes_required"
-    status = 409
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ HOUSE_SETTINGS: Final[dict[str, Any]] = {"commission_bps": 500}
 
 class ReturnOver100Error(RoundError):
     code = "return_over_100"
-    status = 422
 
 
 def table_returns(adapter: Adapter, settings: Any) -> dict[str, Any] | None:

@@ -24,22 +24,24 @@ from services.ledger.ledger import Ledger, Locked
 from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError
 from services.rounds.records import table_of_round
+from services.wallet.errors import WalletError
 from services.wallet.models import WalletCallRecord
-from services.wallet.outbox import WalletError
 from services.wallet.seamless import OPERATOR, mirror_stake, rollback_of, stake_transaction
 
 log = logging.getLogger("studio.wallet")
 REFUSALS = (RoundError, GameError, LedgerError, WalletError)  # raised before the commit: nothing was placed
 
 
-class WalletNotConfiguredError(WalletError):
+class WalletNotConfiguredError(RoundError):
+    """A round stakes through the operator's wallet and this process has none configured."""
+
     code = "wallet_unavailable"
-    status = 503
 
 
-class StakeChangedError(WalletError):
+class StakeChangedError(RoundError):
+    """The stake changed, or its debit was rolled back, while the operator's wallet answered."""
+
     code = "stake_changed"
-    status = 409
 
 
 @dataclass(frozen=True)

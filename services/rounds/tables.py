@@ -16,7 +16,7 @@ from services.journal.models import DECK_HELD, DeckReport
 from services.ledger.ledger import validate_currency
 from services.rounds import checks
 from services.rounds.core import RoundCore
-from services.rounds.errors import BettingClosedError, RoundError, TableHeldError
+from services.rounds.errors import RoundError, RoundInProgressError, TableHeldError
 from services.rounds.models import GameTable, Round, locked_table
 from services.rounds.records import round_id_of
 from services.rounds.returns import check_returns
@@ -127,7 +127,7 @@ class TableRounds(RoundCore):
                 select(Round.id).where(Round.table_id == table_id, Round.phase.not_in(FINISHED))
             )
             if unfinished is not None:
-                raise BettingClosedError(f"table {table_id}: round {unfinished} is not finished yet")
+                raise RoundInProgressError(f"table {table_id}: round {unfinished} is not finished yet")
             number = (
                 session.scalar(
                     select(Round.number).where(Round.table_id == table_id).order_by(Round.number.desc()).limit(1)

@@ -19,7 +19,6 @@ MAX_LENGTH: Final = 500
 
 class VideoTemplateError(RoundError):
     code = "invalid_video_url_template"
-    status = 422
 
 
 def checked_template(template: str) -> str:

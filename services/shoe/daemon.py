@@ -53,6 +53,7 @@ from services.bus.messages import (
 )
 from services.cards import Card, CardError
 from services.observability import metrics
+from services.shoe.errors import ShoeError
 from services.shoe.outbox import Outbox
 from services.shoe.signing import ShoeKey, sign
 from services.shoe.timecode import VideoClock
@@ -65,8 +66,10 @@ RETAINED_WAIT_S = 0.2
 TWIN_HEARTBEATS = 2.5  # a live daemon refreshes its status within this many heartbeats
 
 
-class ShoeAlreadyOnlineError(RuntimeError):
+class ShoeAlreadyOnlineError(ShoeError):
     """Another daemon of the same shoe is alive and publishing for the table."""
+
+    code = "shoe_online"
 
 
 @dataclass(frozen=True)

@@ -30,14 +30,17 @@ from hardware.serial_shoe import DIALECTS, DriverEvent, SerialShoe
 from hardware.sim import Faults, VirtualShoe, shuffled_deck
 from hardware.sim.camera import SyntheticCamera, calibration_photos
 from services.shoe.daemon import Device
+from services.shoe.errors import ShoeError
 
 PYSERIAL_SCHEMES = ("socket", "rfc2217", "loop", "spy", "alt", "hwgrep")
 FAULTS = ("garbage", "split", "misread", "alarm")
 N = TypeVar("N", int, float)
 
 
-class DeviceURLError(ValueError):
-    pass
+class DeviceURLError(ShoeError, ValueError):
+    """A device address the shoe daemon cannot open (its scheme, its path, its options)."""
+
+    code = "device_url"
 
 
 @dataclass(frozen=True)

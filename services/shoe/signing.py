@@ -24,12 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from services.shoe.errors import ShoeError
+
 _ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 RELOAD_S = 1.0  # the keys folder is looked at again at most this often
 
 
-class KeyFileError(ValueError):
+class KeyFileError(ShoeError, ValueError):
     """A key file that cannot be read."""
+
+    code = "key_file"
 
 
 @dataclass(frozen=True)

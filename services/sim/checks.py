@@ -69,6 +69,8 @@ PLAYER_SIDE = frozenset({AccountKind.WALLET, AccountKind.HOLD})
 class Violation(Exception):
     """An invariant that did not hold."""
 
+    code = "invariant"
+
 
 @dataclass
 class _Hold:

@@ -39,6 +39,8 @@ Request = tuple[str, str, int]  # (round, position, index) of a card the console
 class ShoeFileError(ValueError):
     """A kept shoe that cannot be used (not this table's, not readable as one)."""
 
+    code = "bad_shoe_file"
+
 
 @dataclass(frozen=True)
 class PhysicalShoe:

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from services.db.unit_of_work import run_transaction
 from services.ledger.models import utcnow
+from services.wallet.errors import WalletError
 from services.wallet.models import OK, PAYOUT, PENDING, REFUSED, ROLLBACK, STAKE, WalletCallRecord
 from services.wallet.protocol import WalletAnswer, WalletCall, WalletConfig, answer_from, signature
 from services.wallet.seamless import new_call, record_of, rollback_of
@@ -29,16 +30,10 @@ from services.wallet.seamless import new_call, record_of, rollback_of
 log = logging.getLogger("studio.wallet")
 
 
-class WalletError(Exception):
-    code = "wallet_error"
-    status = 409
-
-
 class WalletRefusedError(WalletError):
     """The operator refused the movement (final): insufficient funds, a blocked player, …"""
 
     code = "wallet_refused"
-    status = 409
 
     def __init__(self, answer: WalletAnswer) -> None:
         super().__init__(f"the operator's wallet refused it: {answer.code} {answer.message}".strip())
@@ -49,7 +44,6 @@ class OutcomeUnknownError(WalletError):
     """No final answer yet: the call stays in the outbox and is sent again until the operator answers."""
 
     code = "wallet_unavailable"
-    status = 503
 
 
 class SeamlessWallet:

@@ -30,6 +30,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from services.wallet.errors import WalletError
+
 KINDS: Final = ("debit", "credit", "rollback")
 SIGNATURE_HEADER: Final = "X-Studio-Signature"
 
@@ -87,8 +89,10 @@ class WalletConfig:
         return f"{self.base_url.rstrip('/')}/{kind}"
 
 
-class WalletSettingsError(ValueError):
+class WalletSettingsError(WalletError):
     """The studio's wallet settings (environment) are incomplete or malformed."""
+
+    code = "wallet_settings"
 
 
 def config_from(environment: Mapping[str, str]) -> WalletConfig | None:

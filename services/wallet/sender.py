@@ -21,8 +21,9 @@ from services.db.unit_of_work import run_transaction
 from services.games.base import FINISHED
 from services.ledger.ledger import Ledger, Movement
 from services.ledger.models import AccountKind, utcnow
+from services.wallet.errors import WalletError
 from services.wallet.models import COLLECT, OK, ROLLBACK, STAKE, WalletCallRecord
-from services.wallet.outbox import SeamlessWallet, WalletError
+from services.wallet.outbox import SeamlessWallet
 from services.wallet.seamless import MIRROR_IN
 
 # the rounds as the sender reads them (their model is the round service's, a package above this one)

@@ -132,3 +132,16 @@ def test_threshold_identity_health_and_openapi(studio: Studio) -> None:
     assert studio.client.get("/readyz").json() == {"status": "ready"}
     paths = studio.client.get("/openapi.json").json()["paths"]
     assert {"/v1/rounds/{round_id}/bets", "/v1/history", "/v1/operator/rounds/{round_id}/void"} <= set(paths)
+
+
+def test_each_refusal_answers_as_its_kind_with_its_own_code(studio: Studio) -> None:
+    """An empty slip is a malformed request, not a closed window; a second round while one runs is a conflict."""
+    round_id = open_round(studio)
+    empty = bet(studio, "ana", round_id, [], "empty")
+    assert empty.status_code == 422 and empty.json()["code"] == "invalid_request"
+    assert empty.json()["message"].startswith("body.bets: ")
+    again = studio.client.post("/v1/operator/tables/t1/rounds", json={}, headers=studio.auth("dealer"))
+    assert again.status_code == 409 and again.json() == {
+        "code": "round_in_progress",
+        "message": f"table t1: round {round_id} is not finished yet",
+    }

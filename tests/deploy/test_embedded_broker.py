@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
+import pytest
+
+from services.bus import broker
+from services.bus.access import StudioBroker
 from services.bus.broker import SnapshotSubscriptions, embedded_broker
 
 
@@ -15,3 +22,18 @@ def test_the_subscription_table_is_iterated_over_a_snapshot() -> None:
     for _filter in table:
         table["c/#"] = []
     assert sorted(table) == ["a/#", "b/#", "c/#"]
+
+
+def test_a_broker_that_hangs_on_shutdown_is_stopped_anyway(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session that never closes once held a test run's teardown for 30 s and failed it: the tasks are cancelled."""
+
+    async def hang(_broker: StudioBroker) -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(broker, "SHUTDOWN_S", 0.2)
+    monkeypatch.setattr(StudioBroker, "shutdown", hang)
+    before = {thread.ident for thread in threading.enumerate() if thread.name == "embedded-broker"}
+    with embedded_broker():
+        pass
+    left = [t for t in threading.enumerate() if t.name == "embedded-broker" and t.ident not in before]
+    assert left == []  # its thread ended: nothing waits on it

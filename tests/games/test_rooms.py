@@ -10,12 +10,14 @@ from hypothesis import strategies as st
 from services.cards import FULL_DECK
 from services.games.base import CardWanted, GameError, GameSettingsError, NotExpectedError, NotYourMoveError, Window
 from services.games.rooms import (
-    FREED,
     CloseSeating,
     Deal,
+    Freed,
     Leave,
+    Left,
     Ready,
     Remove,
+    Removed,
     Seating,
     Sit,
     Void,
@@ -50,14 +52,14 @@ def test_the_ready_check_waits_for_everyone_and_times_out_only_the_one_player_th
         seats.verify(Remove("2"), "seating")
     with pytest.raises(NotExpectedError):
         seats.verify(Ready("ana"), "seating")  # once
-    assert seats.apply(Remove("3")) == [("removed", "3"), (FREED, "3")]
+    assert seats.apply(Remove("3")) == [Removed("3"), Freed("3")]
     assert seats.all_ready() and seats.out == {"3": "chai"} and seats.players == ["ana", "binh"]
 
 
 def test_a_seat_left_before_the_deal_is_free_again_and_a_stranger_cannot_act() -> None:
     seats = seating("ana", "binh")
     seats.apply(Ready("binh"))
-    assert seats.apply(Leave("binh")) == [("left", "2"), (FREED, "2")]
+    assert seats.apply(Leave("binh")) == [Left("2"), Freed("2")]
     assert "binh" not in seats.ready and seats.seats == {"1": "ana"}
     seats.verify(Sit("chai", "2"), "seating")
     with pytest.raises(NotYourMoveError):

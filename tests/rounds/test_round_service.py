@@ -16,7 +16,7 @@ from services.ledger import IdempotencyConflictError, InsufficientFundsError
 from services.ledger.models import Hold, Transfer
 from services.ledger.wallets import WalletService
 from services.rounds.clock import ManualClock
-from services.rounds.errors import BettingClosedError, RecalculationRefusedError, WindowClosedError
+from services.rounds.errors import BettingClosedError, RecalculationRefusedError, RoundError, WindowClosedError
 from services.rounds.models import Round, Wager
 from services.rounds.players import PlayerService
 from services.rounds.pokdeng import Bet, pokdeng
@@ -119,6 +119,15 @@ def test_idempotent_retries_return_the_first_result_and_move_money_once(
     assert again == first and wallets.balance("p1")["balance"] == 700
     with pytest.raises(IdempotencyConflictError, match="already used for a different request"):
         pokdeng(service).place_bets("p1", round_id, [Bet(PLAYER, A, 200)], "same")
+
+
+def test_an_empty_slip_is_refused_as_malformed_not_as_late(service: RoundService, wallets: WalletService) -> None:
+    fund(wallets, "p1")
+    round_id = service.open_round("t1")
+    with pytest.raises(RoundError, match="a bet slip needs at least one bet") as refused:
+        pokdeng(service).place_bets("p1", round_id, [], "k0")
+    assert not isinstance(refused.value, BettingClosedError)
+    assert wallets.balance("p1")["balance"] == 10_000
 
 
 def test_late_bets_are_refused_by_the_clock_and_by_the_close(

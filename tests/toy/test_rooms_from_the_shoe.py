@@ -38,6 +38,9 @@ def test_a_full_room_dealt_from_the_shoe_settles_every_seat(
             for name in names if game == "maubinh" else ():  # all seated first: the deal starts once all are ready
                 ready = client.post(f"/v1/rounds/{round_id}/ready", json={}, headers=tokens[name])
                 assert ready.status_code == 200, ready.text
+                assert ready.json()["events"][0] == "Readied"  # each event named by its kind
+            if game == "maubinh":
+                assert ready.json()["events"] == ["Readied", "PhaseChanged"] and ready.json()["phase"] == "dealing"
         if game == "tienlen":
             studio.service.close_window(round_id, "test")  # seating ends
         deck = iter(shuffled_deck(seed=players))

@@ -11,8 +11,9 @@ import pytest
 from sqlalchemy import Engine, select
 
 from services.db import session_factory
+from services.wallet.errors import WalletError
 from services.wallet.models import WalletCallRecord
-from services.wallet.outbox import OutcomeUnknownError, SeamlessWallet, WalletError, WalletRefusedError
+from services.wallet.outbox import OutcomeUnknownError, SeamlessWallet, WalletRefusedError
 from services.wallet.protocol import SIGNATURE_HEADER, WalletConfig, signature
 from services.wallet.reference import SECRET, OperatorWallet, serving
 

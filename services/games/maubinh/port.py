@@ -5,7 +5,7 @@ Players take seats (2–4) and say they are ready; each seat holds the largest l
 table allows (``MauBinhSettings.largest_loss(4)`` × ``unit``), so a loss never passes the hold. The
 deal starts when every seated player (at least two) is ready; a player still not ready
 ``ready_ms`` after all the others are is removed; leaving or being removed before the deal gives the
-hold back at once (the adapter releases the holds of ``FREED`` seats). Seats and the ready check are
+hold back at once (the adapter releases the holds of ``Freed`` seats). Seats and the ready check are
 ``rooms.Seating``, which every room game can use. The deal
 comes from the shoe one card at a time in seat order, face down: each player sees only their own
 13 cards. Then everyone arranges within ``arranging_ms`` (a player who has not submitted gets the
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Final
 
 from services.cards import Card
@@ -39,7 +40,7 @@ from services.games.maubinh.ranking import category_of
 from services.games.maubinh.scoring import money, score_table
 from services.games.maubinh.settings import MauBinhSettings
 from services.games.maubinh.showdown import result_to_dict
-from services.games.rooms import Deal, Leave, Ready, Remove, RoomGame, Seating, Sit, Void
+from services.games.rooms import Deal, Dealt, Leave, Left, PhaseChanged, Ready, Remove, RoomGame, Seating, Sit, Void
 
 SEATS: Final = ("1", "2", "3", "4")
 CHIS: Final = 3
@@ -68,6 +69,35 @@ class Reveal:
 Command = Sit | Ready | Remove | Deal | Arrange | Leave | CloseArranging | Reveal | Void
 
 
+class Phase(StrEnum):
+    SEATING = "seating"
+    DEALING = "dealing"
+    ARRANGING = "arranging"
+    SHOWDOWN = "showdown"
+    SETTLED = "settled"
+    VOID = "void"
+
+
+@dataclass(frozen=True, slots=True)
+class Arranged:
+    """``seat``'s hand is set: by its player, or by the house's best arrangement when the window ran out."""
+
+    seat: str
+    auto: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Revealed:
+    """The showdown has shown its ``chi``-th chi (4: the round's result)."""
+
+    chi: int
+
+
+RoomEvent = (
+    rooms.Seated | rooms.Readied | rooms.Removed | Left | rooms.Freed | Dealt | Arranged | Revealed | PhaseChanged
+)
+
+
 @dataclass(frozen=True)
 class RoomSettings:
     unit: int = 100  # minor units per unit (the stake per chi)
@@ -91,14 +121,14 @@ class RoomSettings:
 @dataclass
 class Room:
     settings: RoomSettings
-    phase: str = "seating"
+    phase: Phase = Phase.SEATING
     seating: Seating = field(default_factory=lambda: Seating(SEATS))
     dealt: list[Card] = field(default_factory=list)
     hands: dict[str, Hand] = field(default_factory=dict)  # player -> arranged
     left: set[str] = field(default_factory=set)  # players who left after the deal
     revealed: int = 0  # chi shown so far in the showdown
     commands: list[Command] = field(default_factory=list)
-    events: list[Any] = field(default_factory=list)
+    events: list[RoomEvent] = field(default_factory=list)
 
     @property
     def seats(self) -> dict[str, str]:
@@ -133,19 +163,19 @@ class MauBinh(RoomGame[Room]):
             case Deal(card=card):
                 rooms.check_deal(round_.phase, round_.dealt, card)
             case Arrange(player=player):
-                self._seated(round_, player, "arranging")
+                self._seated(round_, player, Phase.ARRANGING)
                 if player in round_.hands or player in round_.left:
                     raise NotExpectedError(f"{player} has already submitted an arrangement")
                 self._hand(round_, command)
             case Leave(player=player):
-                self._seated(round_, player, "seating", "dealing", "arranging")
+                self._seated(round_, player, Phase.SEATING, Phase.DEALING, Phase.ARRANGING)
                 if player in round_.left:
                     raise NotExpectedError(f"{player} has left already")
             case CloseArranging():
-                if round_.phase != "arranging":
+                if round_.phase != Phase.ARRANGING:
                     raise NotExpectedError(f"no arranging to close (phase {round_.phase})")
             case Reveal():
-                if round_.phase != "showdown":
+                if round_.phase != Phase.SHOWDOWN:
                     raise NotExpectedError(f"no showdown to move on (phase {round_.phase})")
             case Void(reason=reason):
                 rooms.check_void(round_.phase, reason)
@@ -154,19 +184,18 @@ class MauBinh(RoomGame[Room]):
 
     def apply(self, round_: Room, command: Command) -> list[Any]:
         self.verify(round_, command)
-        events: list[Any] = []
+        before, events = round_.phase, list[RoomEvent]()
         match command:
             case Sit() | Ready() | Remove():
                 events += round_.seating.apply(command)
             case Deal(card=card):
                 round_.dealt.append(card)
-                events.append(("dealt", len(round_.dealt)))
+                events.append(Dealt(len(round_.dealt)))
                 if len(round_.dealt) == HAND_SIZE * len(round_.seats):
-                    round_.phase = "arranging"
-                    events.append(("arranging",))
+                    round_.phase = Phase.ARRANGING
             case Arrange(player=player):
                 round_.hands[player] = self._hand(round_, command)
-                events.append(("arranged", round_.seat_of(player)))
+                events.append(Arranged(round_.seat_of(player)))
             case Leave(player=player):
                 events += self._leave(round_, player)
             case CloseArranging():
@@ -174,32 +203,31 @@ class MauBinh(RoomGame[Room]):
                     if player not in round_.hands and player not in round_.left:
                         best = auto_arrange([NUMBER[card] for card in round_.dealt_to(player)], round_.settings.rules)
                         round_.hands[player] = Hand.of(best.chi1, best.chi2, best.chi3)
-                        events.append(("auto_arranged", round_.seat_of(player)))
+                        events.append(Arranged(round_.seat_of(player), auto=True))
             case Reveal():
                 round_.revealed += 1
-                events.append(("revealed", round_.revealed))
+                events.append(Revealed(round_.revealed))
                 if round_.revealed > CHIS:
-                    round_.phase = "settled"
-                    events.append(("settled",))
+                    round_.phase = Phase.SETTLED
             case Void():
-                round_.phase = "void"
-                events.append(("voided",))
-        if round_.phase == "seating" and round_.seating.all_ready():
-            round_.phase = "dealing"
-            events.append(("dealing",))
-        if round_.phase == "arranging" and all(p in round_.hands or p in round_.left for p in round_.players):
-            round_.phase = "showdown"
+                round_.phase = Phase.VOID
+        if round_.phase == Phase.SEATING and round_.seating.all_ready():
+            round_.phase = Phase.DEALING
+        if round_.phase == Phase.ARRANGING and all(p in round_.hands or p in round_.left for p in round_.players):
+            round_.phase = Phase.SHOWDOWN
             round_.revealed = 1
-            events.append(("revealed", 1))
+            events.append(Revealed(1))
+        if round_.phase != before:
+            events.append(PhaseChanged(round_.phase))
         round_.commands.append(command)
         round_.events += events
         return events
 
     def _leave(self, round_: Room, player: str) -> list[Any]:
-        if round_.phase == "seating":  # not in a hand yet: the seat is free again, the hold comes back now
+        if round_.phase == Phase.SEATING:  # not in a hand yet: the seat is free again, the hold comes back now
             return round_.seating.apply(Leave(player))
         round_.left.add(player)
-        return [("left", round_.seat_of(player))]
+        return [Left(round_.seat_of(player))]
 
     def commands(self, round_: Room) -> Sequence[Command]:
         return round_.commands
@@ -231,11 +259,11 @@ class MauBinh(RoomGame[Room]):
 
     def timeout(self, round_: Room) -> Command:
         match round_.phase:
-            case "seating" if (seat := round_.seating.waited_for()) is not None:
+            case Phase.SEATING if (seat := round_.seating.waited_for()) is not None:
                 return Remove(seat)
-            case "arranging":
+            case Phase.ARRANGING:
                 return CloseArranging()
-            case "showdown":
+            case Phase.SHOWDOWN:
                 return Reveal()
         raise NotExpectedError(f"no window is open (phase {round_.phase})")
 
@@ -244,13 +272,13 @@ class MauBinh(RoomGame[Room]):
     def expecting(self, round_: Room) -> Expecting:
         settings = round_.settings
         match round_.phase:
-            case "seating":
+            case Phase.SEATING:
                 return round_.seating.window(settings.ready_ms)
-            case "dealing":
+            case Phase.DEALING:
                 return rooms.next_card(round_.seats, round_.players, len(round_.dealt))
-            case "arranging":
+            case Phase.ARRANGING:
                 return Window("arranging", settings.arranging_ms, text="players arranging their chi")
-            case "showdown":
+            case Phase.SHOWDOWN:
                 text = f"the showdown of chi {round_.revealed}"
                 return Window("showdown", settings.showdown_ms, text=text, serial=round_.revealed)
         return None
@@ -269,7 +297,7 @@ class MauBinh(RoomGame[Room]):
 
     def hidden(self, round_: Room, audience: Audience) -> frozenset[Card]:
         """Each hand from everyone but its player until the showdown shows it, chi by chi."""
-        if round_.phase in ("settled", "void"):
+        if round_.phase in (Phase.SETTLED, Phase.VOID):
             return frozenset()
         own = audience.player if audience.kind == "player" else None
         shown = set(self._shown(round_))
@@ -291,7 +319,7 @@ class MauBinh(RoomGame[Room]):
                 for seat, player in sorted(round_.seats.items())
             },
         }
-        if round_.phase in ("showdown", "settled"):
+        if round_.phase in (Phase.SHOWDOWN, Phase.SETTLED):
             view["revealed"] = min(round_.revealed, CHIS)
             view["chi"] = {
                 round_.seat_of(player): [
@@ -301,14 +329,19 @@ class MauBinh(RoomGame[Room]):
                 for player, hand in round_.hands.items()
             }
         own = audience.player if audience.kind == "player" else None
-        if own is not None and own in round_.seats.values() and round_.phase == "arranging" and own not in round_.left:
+        if (
+            own is not None
+            and own in round_.seats.values()
+            and round_.phase == Phase.ARRANGING
+            and own not in round_.left
+        ):
             cards = [NUMBER[card] for card in round_.dealt_to(own)]
             best = auto_arrange(cards, round_.settings.rules)
             view["suggestion"] = {
                 "chi": [codes(best.chi1), codes(best.chi2), codes(best.chi3)],
                 "instant": str(best.instant) if best.instant else None,
             }
-        if round_.phase == "settled":
+        if round_.phase == Phase.SETTLED:
             seats, result = self._scored(round_)
             by_seat = {player: round_.seat_of(player) for player in seats}
             scored = result_to_dict(seats, result)
@@ -319,7 +352,7 @@ class MauBinh(RoomGame[Room]):
         return view
 
     def payouts(self, round_: Room) -> list[Payout] | None:
-        if round_.phase != "settled":
+        if round_.phase != Phase.SETTLED:
             return None
         nets = {}
         if len(round_.seats) >= 2:
@@ -337,7 +370,7 @@ class MauBinh(RoomGame[Room]):
         return payouts
 
     def result(self, round_: Room) -> dict[str, Any] | None:
-        if round_.phase != "settled":
+        if round_.phase != Phase.SETTLED:
             return None
         if len(round_.seats) < 2:
             return {"players": {}, "pairs": []}
@@ -362,7 +395,7 @@ class MauBinh(RoomGame[Room]):
         return Hand.of(first, second, third, who=command.player)
 
     def _shown(self, round_: Room) -> list[Card]:
-        if round_.phase != "showdown":
+        if round_.phase != Phase.SHOWDOWN:
             return []
         return [CARDS[n] for hand in round_.hands.values() for chi in hand.chis[: round_.revealed] for n in chi]
 

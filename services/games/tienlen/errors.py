@@ -1,6 +1,6 @@
 """Exceptions of the Tiến Lên engine. All are ``GameError``s (so ``ValueError``s): they describe bad input."""
 
-from services.games.base import GameError, GameSettingsError, NotExpectedError
+from services.games.base import GameError, GameSettingsError, NotAllowedError, NotExpectedError
 
 
 class TienLenError(GameError):
@@ -23,11 +23,10 @@ class IllegalPlayError(TienLenError, NotExpectedError):
     """A play or pass the round does not allow now; the message names the player, the cards and the trick."""
 
 
-class RoomEntryError(TienLenError):
+class RoomEntryError(TienLenError, NotAllowedError):
     """A player whose experience points are below the room tier's minimum."""
 
     code = "room_tier_too_high"
-    status = 403
 
 
 class TranscriptError(TienLenError):

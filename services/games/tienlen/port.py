@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from services.cards import Card
@@ -30,11 +31,11 @@ from services.games.base import (
     Payout,
     Window,
 )
-from services.games.rooms import CloseSeating, Deal, RoomGame, Sit, Void
+from services.games.rooms import CloseSeating, Deal, Dealt, PhaseChanged, RoomGame, Seated, Sit, Void
 from services.games.tienlen import cards as tl
 from services.games.tienlen.engine import HAND_SIZE, TienLenRound
 from services.games.tienlen.errors import IllegalPlayError
-from services.games.tienlen.events import Pass, Play
+from services.games.tienlen.events import Event, Pass, Play
 from services.games.tienlen.experience import DEFAULT_TIERS
 from services.games.tienlen.series import Series
 from services.games.tienlen.settings import TienLenSettings
@@ -81,18 +82,36 @@ class Continue:
 Command = Sit | CloseSeating | Deal | Play | Pass | Void | Continue
 
 
+class Phase(StrEnum):
+    SEATING = "seating"
+    DEALING = "dealing"
+    PLAYING = "playing"
+    SETTLED = "settled"
+    VOID = "void"
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesCarried:
+    """The round goes on from the table's earlier ones; ``previous_winner`` won the last."""
+
+    previous_winner: str | None
+
+
+RoomEvent = Seated | Dealt | SeriesCarried | PhaseChanged | Event
+
+
 @dataclass
 class Room:
     """One round of a room."""
 
     settings: RoomSettings
-    phase: str = "seating"
+    phase: Phase = Phase.SEATING
     seats: dict[str, str] = field(default_factory=dict)  # seat -> player
     series: Series = field(default_factory=Series)  # what the table remembers of its earlier rounds
     dealt: list[Card] = field(default_factory=list)
     engine: TienLenRound | None = None
     commands: list[Command] = field(default_factory=list)
-    events: list[Any] = field(default_factory=list)
+    events: list[RoomEvent] = field(default_factory=list)
 
     @property
     def players(self) -> list[str]:
@@ -134,20 +153,19 @@ class TienLen(RoomGame[Room]):
 
     def apply(self, round_: Room, command: Command) -> list[Any]:
         self.verify(round_, command)
-        events: list[Any] = []
+        before, events = round_.phase, list[RoomEvent]()
         match command:
             case Sit(player=player, seat=seat):
                 round_.seats[seat] = player
-                events.append(("seated", seat))
+                events.append(Seated(seat))
             case CloseSeating():
-                round_.phase = "dealing" if len(round_.seats) >= 2 else "settled"  # one player: nothing to play
-                events.append(("seating_closed", len(round_.seats)))
+                round_.phase = Phase.DEALING if len(round_.seats) >= 2 else Phase.SETTLED  # one player: nothing to play
             case Continue():
                 round_.series = command.series()
-                events.append(("series", command.previous_winner))
+                events.append(SeriesCarried(command.previous_winner))
             case Deal(card=card):
                 round_.dealt.append(card)
-                events.append(("dealt", len(round_.dealt)))
+                events.append(Dealt(len(round_.dealt)))
                 if len(round_.dealt) == HAND_SIZE * len(round_.seats):
                     hands = {p: [tl.strength(c) for c in round_.hand_of(p)] for p in round_.players}
                     start = round_.series.next_round(round_.players)
@@ -156,16 +174,17 @@ class TienLen(RoomGame[Room]):
                         settings=round_.settings.rules,
                     )  # fmt: skip
                     round_.engine = engine
-                    round_.phase = "playing" if engine.result is None else "settled"  # an instant win ends it
+                    round_.phase = Phase.PLAYING if engine.result is None else Phase.SETTLED  # an instant win ends it
             case Play(player=player, cards=cards):
                 events += self._playing(round_).play(player, cards)
             case Pass(player=player):
                 events += self._playing(round_).pass_turn(player)
             case Void():
-                round_.phase = "void"
-                events.append(("voided",))
-        if round_.phase == "playing" and round_.engine is not None and round_.engine.result is not None:
-            round_.phase = "settled"
+                round_.phase = Phase.VOID
+        if round_.phase == Phase.PLAYING and round_.engine is not None and round_.engine.result is not None:
+            round_.phase = Phase.SETTLED
+        if round_.phase != before:
+            events.append(PhaseChanged(round_.phase))
         round_.commands.append(command)
         round_.events += events
         return events
@@ -200,9 +219,9 @@ class TienLen(RoomGame[Room]):
         return None
 
     def timeout(self, round_: Room) -> Command:
-        if round_.phase == "seating":
+        if round_.phase == Phase.SEATING:
             return CloseSeating()
-        if round_.phase == "playing" and round_.engine is not None:
+        if round_.phase == Phase.PLAYING and round_.engine is not None:
             command = round_.engine.timeout_command()
             if command is not None:
                 return command
@@ -212,11 +231,11 @@ class TienLen(RoomGame[Room]):
 
     def expecting(self, round_: Room) -> Expecting:
         settings = round_.settings
-        if round_.phase == "seating":
+        if round_.phase == Phase.SEATING:
             return Window("seating", settings.seating_ms, text="players taking seats")
-        if round_.phase == "dealing":
+        if round_.phase == Phase.DEALING:
             return rooms.next_card(round_.seats, round_.players, len(round_.dealt))
-        if round_.phase == "playing" and round_.engine is not None and round_.engine.to_act is not None:
+        if round_.phase == Phase.PLAYING and round_.engine is not None and round_.engine.to_act is not None:
             player = round_.engine.to_act
             seat = next(s for s, p in round_.seats.items() if p == player)
             turn = len(round_.engine.history)
@@ -237,7 +256,7 @@ class TienLen(RoomGame[Room]):
 
     def hidden(self, round_: Room, audience: Audience) -> frozenset[Card]:
         """Every card still in a hand, until the round is over; a player sees their own."""
-        if round_.phase in ("settled", "void"):
+        if round_.phase in (Phase.SETTLED, Phase.VOID):
             return frozenset()
         own = audience.player if audience.kind == "player" else None
         return frozenset(card for player in round_.players if player != own for card in self._held(round_, player))
@@ -271,7 +290,7 @@ class TienLen(RoomGame[Room]):
         return view
 
     def payouts(self, round_: Room) -> list[Payout] | None:
-        if round_.phase != "settled":
+        if round_.phase != Phase.SETTLED:
             return None
         units = round_.engine.result.payments if round_.engine is not None and round_.engine.result else {}
         unit = round_.settings.unit
@@ -281,7 +300,7 @@ class TienLen(RoomGame[Room]):
         ]
 
     def result(self, round_: Room) -> dict[str, Any] | None:
-        if round_.phase != "settled":
+        if round_.phase != Phase.SETTLED:
             return None
         engine = round_.engine
         if engine is None or engine.result is None:
@@ -293,7 +312,7 @@ class TienLen(RoomGame[Room]):
         that did not finish — void, or too few players — changes nothing)."""
         series = Series(round_.series.previous_winner, round_.series.after_instant_win, dict(round_.series.cong_streak))
         engine = round_.engine
-        if round_.phase == "settled" and engine is not None and engine.result is not None:
+        if round_.phase == Phase.SETTLED and engine is not None and engine.result is not None:
             series.record(round_.players, engine.result)
         return series
 
@@ -307,7 +326,7 @@ class TienLen(RoomGame[Room]):
                       key=tl.strength)  # fmt: skip
 
     def _playing(self, round_: Room) -> TienLenRound:
-        if round_.phase != "playing" or round_.engine is None:
+        if round_.phase != Phase.PLAYING or round_.engine is None:
             raise IllegalPlayError(f"no one plays now (phase {round_.phase})")
         return round_.engine
 

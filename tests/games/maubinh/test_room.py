@@ -14,8 +14,8 @@ from services.cards import Card
 from services.games.base import DEALER, PUBLIC, GameError, NotExpectedError, NotYourMoveError, Window, viewer
 from services.games.maubinh import HandError, score_table
 from services.games.maubinh.hand import LEFT, Hand
-from services.games.maubinh.port import MAUBINH, NUMBER, Arrange, CloseArranging, Reveal, Room
-from services.games.rooms import FREED, Deal, Leave, Ready, Remove, Sit
+from services.games.maubinh.port import MAUBINH, NUMBER, Arrange, Arranged, CloseArranging, Reveal, Revealed, Room
+from services.games.rooms import Deal, Freed, Leave, PhaseChanged, Ready, Remove, Sit
 
 DECK = [Card.from_code(rank + suit) for rank in "23456789TJQKA" for suit in "SHDC"]
 
@@ -54,7 +54,7 @@ def test_the_deal_waits_for_everyone_ready_and_the_ready_check_removes_the_one_w
     with pytest.raises(NotExpectedError):
         MAUBINH.apply(room, Remove("1"))  # only the one not ready can be removed
     events = MAUBINH.apply(room, MAUBINH.timeout(room))
-    assert (FREED, "3") in events and room.seats == {"1": "ana", "2": "binh"} and room.seating.out == {"3": "chai"}
+    assert Freed("3") in events and room.seats == {"1": "ana", "2": "binh"} and room.seating.out == {"3": "chai"}
     assert room.phase == "dealing"  # the two left are ready
     with pytest.raises(NotExpectedError):
         MAUBINH.apply(room, Ready("ana"))
@@ -63,7 +63,7 @@ def test_the_deal_waits_for_everyone_ready_and_the_ready_check_removes_the_one_w
 def test_leaving_before_the_deal_frees_the_seat_for_someone_else() -> None:
     room = seated("ana", "binh")
     events = MAUBINH.apply(room, Leave("binh"))
-    assert (FREED, "2") in events and room.seats == {"1": "ana"}
+    assert Freed("2") in events and room.seats == {"1": "ana"}
     MAUBINH.apply(room, Sit("chai", "2"))
     MAUBINH.apply(room, Ready("ana"))
     assert room.phase == "seating"
@@ -96,8 +96,9 @@ def test_each_player_sees_only_their_own_cards_until_the_showdown_shows_them_chi
         MAUBINH.apply(room, Arrange("ana", *(tuple(map(Card.from_code, part)) for part in chi)))  # once
     assert MAUBINH.view(room, PUBLIC)["arranged"] == ["1"] and room.phase == "arranging"
     events = MAUBINH.apply(room, MAUBINH.timeout(room))  # the others run out of time: auto-arranged
-    auto = [event for event in events if event[0] == "auto_arranged"]
-    assert auto == [("auto_arranged", str(seat)) for seat in range(2, 1 + len(players))]
+    auto = [event for event in events if isinstance(event, Arranged) and event.auto]
+    assert auto == [Arranged(str(seat), auto=True) for seat in range(2, 1 + len(players))]
+    assert events[-2:] == [Revealed(1), PhaseChanged("showdown")]
     for shown in (1, 2, 3):
         assert room.phase == "showdown" and MAUBINH.expecting(room) == Window(
             "showdown", 5_000, text=f"the showdown of chi {shown}", serial=shown

@@ -1,0 +1,5 @@
+"""The root of the database layer's exceptions, each with a stable ``code``."""
+
+
+class DbError(Exception):
+    code = "database_error"
