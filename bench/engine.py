@@ -15,8 +15,8 @@ import time
 
 from services.cards import FULL_DECK, Card
 from services.games.pokdeng import SEATS, PokDengRound, Side
-from services.games.pokdeng.engine import play_out
 from services.games.pokdeng.hands import classify
+from services.games.pokdeng.play import play_out
 from services.games.pokdeng.settlement import settle_round
 
 

@@ -234,6 +234,11 @@ class Game(ABC, Generic[R, C]):
     def view(self, round_: R, audience: Audience) -> dict[str, Any]:
         """The round as ``audience`` sees it: JSON, with no card from ``hidden(round_, audience)``."""
 
+    def views(self, round_: R) -> dict[str, dict[str, Any]]:
+        """The table's two views of one change, ``public`` and ``dealer``: a game that can build both in one pass
+        overrides this (the round service calls it once per committed change)."""
+        return {"public": self.view(round_, PUBLIC), "dealer": self.view(round_, DEALER)}
+
     @abstractmethod
     def payouts(self, round_: R) -> list[Payout] | None:
         """Each held stake's outcome once the round is settled (None before)."""

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from services.cards import Card
 from services.db.unit_of_work import run_transaction
-from services.games.base import DEALER, PUBLIC, VOID, CardWanted, Game, NotExpectedError, Window
+from services.games.base import PUBLIC, VOID, CardWanted, Game, NotExpectedError, Window
 from services.ledger import Ledger, StakeResult, settle_round
 from services.ledger.locks import AccountIds
 from services.observability import metrics
@@ -204,12 +204,12 @@ class RoundCore:
     def applied(self, session: Session, round_: Round, events: list[Any], engine: Any) -> Applied:
         """The round after this transaction's commands; its public view also refreshes the readers' cache."""
         port = self.game_of(session, round_)
-        public = port.view(engine, PUBLIC)
-        advanced(session, round_, engine, port, public)
+        views = port.views(engine)
+        advanced(session, round_, engine, port, views["public"])
         return Applied(
             round_.id, port.name, round_.phase, events, round_.log_length, round_.window_closes_at,
             round_.settled_at or round_.voided_at, port.expecting(engine), tuple(port.cards(engine)),
-            port.hidden(engine, PUBLIC), state_header(round_), {"public": public, "dealer": port.view(engine, DEALER)},
+            port.hidden(engine, PUBLIC), state_header(round_), views,
             engine, round_.verify, round_.verify_window_ms,
             checks.open_of(session, round_.id) if round_.verify != checks.OFF else (),
         )  # fmt: skip

@@ -69,11 +69,16 @@ class EngineCache:
     def give_back(
         self, round_id: str, log_length: int, engine: Any, port: Game[Any, Any], view: dict[str, Any] | None = None
     ) -> None:
-        """Back after the commit, with its public view (computed here unless the caller already did)."""
-        view = port.view(engine, PUBLIC) if view is None else view
+        """Back after the commit, with its public view (computed here unless the caller did, or it is cached at this
+        log length already: an engine given back after a read)."""
+        with self._lock:
+            cached = self._views.get(round_id)
+        if view is None and (cached is None or cached[0] != log_length):
+            view = port.view(engine, PUBLIC)
         with self._lock:
             _put(self._entries, round_id, (log_length, engine, port), self._size)
-            _put(self._views, round_id, (log_length, view), self._size)
+            if view is not None:
+                _put(self._views, round_id, (log_length, view), self._size)
 
     def view(self, session: Session, round_: Round, port: Game[Any, Any]) -> dict[str, Any]:
         """The round's public view at its current log length; never shares a live engine."""

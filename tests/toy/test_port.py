@@ -71,6 +71,7 @@ def shown(view: dict[str, Any], cards: frozenset[Card]) -> list[str]:
 def no_hidden_card_in_any_view(game: Any, round_: Any, players: list[str]) -> None:
     assert shown(game.view(round_, PUBLIC), game.hidden(round_, PUBLIC)) == []
     assert shown(game.view(round_, DEALER), game.hidden(round_, DEALER)) == []
+    assert game.views(round_) == {"public": game.view(round_, PUBLIC), "dealer": game.view(round_, DEALER)}
     for player in players:
         audience = viewer(player)
         assert shown(game.view(round_, audience), game.hidden(round_, audience)) == []

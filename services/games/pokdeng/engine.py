@@ -9,7 +9,7 @@ runs the windows and reports their end (``close_betting``, ``close_insurance``, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -131,14 +131,21 @@ class PokDengRound:
             return None
         return min(backers, key=lambda wager: (-wager.stake, wager.order)).player
 
+    def seen(self) -> list[tuple[ev.CardDealt, bool]]:
+        """Every card dealt, in deal order, with whether the table may see it now: a face-down card stays hidden
+        until its reveal. The one place this rule is written; the views, the hidden set and messages read it."""
+        revealed = {(e.position, e.index) for e in self.events if isinstance(e, ev.CardRevealed)}
+        return [
+            (event, event.face_up or (event.position, event.index) in revealed)
+            for event in self.events
+            if isinstance(event, ev.CardDealt)
+        ]
+
     def state(self) -> str:
         """The round for error messages, which reach players: a face-down card shows as ``??``."""
-        revealed = {(e.position, e.index) for e in self.events if isinstance(e, ev.CardRevealed)}
         shown: dict[Position, list[str]] = {position: [] for position in TURN_ORDER}
-        for event in self.events:
-            if isinstance(event, ev.CardDealt):
-                visible = event.face_up or (event.position, event.index) in revealed
-                shown[event.position].append(str(event.card) if visible else "??")
+        for card, visible in self.seen():
+            shown[card.position].append(str(card.card) if visible else "??")
         dealt = " ".join(f"{position}:{''.join(cards)}" for position, cards in shown.items() if cards)
         return f"phase {self.phase}, waiting for {describe(self.expecting)}" + (f", dealt {dealt}" if dealt else "")
 
@@ -432,26 +439,3 @@ class PokDengRound:
         self.result = settle_round(hands, self.wagers, self._insurance, self.settings.commission_bps, early)
         self.phase = Phase.SETTLED
         self._emit(ev.RoundSettled(self.result))
-
-
-def play_out(
-    round_: PokDengRound, cards: Iterable[Card], decide: Callable[[AwaitingDecision], bool | None]
-) -> RoundResult:
-    """Deal ``cards`` in order until the round settles (benchmarks, simulations): insurance closes with what was
-    bought, and each decision is ``decide(window)`` — None lets the window time out (the threshold decides)."""
-    shoe = iter(cards)
-    while round_.result is None:
-        match round_.expecting:
-            case AwaitingCard():
-                round_.deal(next(shoe))
-            case AwaitingInsurance():
-                round_.close_insurance()
-            case AwaitingDecision() as window:
-                choice = decide(window)
-                if choice is None:
-                    round_.decision_timeout(window.seat)
-                else:
-                    round_.decide(window.seat, choice)
-            case other:
-                raise IllegalActionError(f"the round cannot be played out: it waits for {describe(other)}")
-    return round_.result

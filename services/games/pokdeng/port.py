@@ -18,7 +18,7 @@ from services.games.pokdeng.engine import (
 from services.games.pokdeng.errors import IllegalActionError
 from services.games.pokdeng.settings import TableSettings
 from services.games.pokdeng.transcript import result_to_dict
-from services.games.pokdeng.views import public_view
+from services.games.pokdeng.views import dealer_view, public_view
 
 INSURANCE = "insurance:"  # stake id prefix of a player's insurance in a round
 MOST_CARDS = 12  # four hands of three
@@ -105,19 +105,15 @@ class PokDeng(Game[PokDengRound, ev.Command]):
 
     def hidden(self, round_: PokDengRound, audience: Audience) -> frozenset[Card]:
         """The banker's face-down card until its reveal, from everyone (the dealer only knows it was received)."""
-        revealed = {(e.position, e.index) for e in round_.events if isinstance(e, ev.CardRevealed)}
-        return frozenset(
-            e.card
-            for e in round_.events
-            if isinstance(e, ev.CardDealt) and not e.face_up and (e.position, e.index) not in revealed
-        )
+        return frozenset(dealt.card for dealt, visible in round_.seen() if not visible)
 
     def view(self, round_: PokDengRound, audience: Audience) -> dict[str, Any]:
         view = public_view(round_)
-        if audience == DEALER:
-            for hand in view["hands"].values():
-                hand["cards"] = [card if card is not None else "received" for card in hand["cards"]]
-        return view
+        return dealer_view(view) if audience == DEALER else view
+
+    def views(self, round_: PokDengRound) -> dict[str, dict[str, Any]]:
+        public = public_view(round_)
+        return {"public": public, "dealer": dealer_view(public)}
 
     def payouts(self, round_: PokDengRound) -> list[Payout] | None:
         result = round_.result

@@ -18,12 +18,9 @@ from services.games.pokdeng.transcript import result_to_dict
 
 
 def public_view(round_: PokDengRound) -> dict[str, Any]:
-    revealed = {(e.position, e.index) for e in round_.events if isinstance(e, ev.CardRevealed)}
     hands: dict[str, list[str | None]] = {str(position): [] for position in TURN_ORDER}
-    for event in round_.events:
-        if isinstance(event, ev.CardDealt):
-            visible = event.face_up or (event.position, event.index) in revealed
-            hands[str(event.position)].append(str(event.card) if visible else None)
+    for dealt, visible in round_.seen():
+        hands[str(dealt.position)].append(str(dealt.card) if visible else None)
     view: dict[str, Any] = {
         "phase": str(round_.phase),
         "waiting_for": _waiting_for(round_.expecting),
@@ -61,3 +58,12 @@ def _visible_points(cards: list[str | None]) -> int | None:
     if not cards or any(card is None for card in cards):
         return None
     return points([Card.from_code(card) for card in cards if card is not None])
+
+
+def dealer_view(public: dict[str, Any]) -> dict[str, Any]:
+    """The dealer's view from the public one: a face-down card shows as ``received`` (its value still unknown)."""
+    hands = {
+        position: hand | {"cards": [card if card is not None else "received" for card in hand["cards"]]}
+        for position, hand in public["hands"].items()
+    }
+    return public | {"hands": hands}

@@ -12,8 +12,8 @@ import pytest
 from services.cards import Card
 from services.cli import main
 from services.games.pokdeng import PokDengRound, Position, Side
-from services.games.pokdeng.engine import play_out
 from services.games.pokdeng.hands import Outcome, classify, compare
+from services.games.pokdeng.play import play_out
 from services.games.pokdeng.rtp import (
     deal,
     from_moments,
