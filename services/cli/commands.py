@@ -14,6 +14,8 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "pokdeng": ("pokdeng", "Pok Deng tools: the return to player of each bet for a table's settings"),
     "tienlen": ("tienlen", "Tiến Lên Miền Nam tools"),
     "maubinh": ("maubinh", "Mậu Binh tools"),
+    "baccarat": ("baccarat", "Punto Banco baccarat tools: replay a coup, each bet's exact return"),
+    "dragontiger": ("dragontiger", "Dragon Tiger tools: replay a coup, each bet's exact return"),
     "verify": ("verify", "check a published shuffle against the commitment made before its deal"),
     "demo": ("demo", "run a whole simulated studio and print its rounds"),
     "up": ("up", "run the whole studio (broker, API, controller, simulated shoes)"),

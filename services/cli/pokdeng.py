@@ -9,6 +9,7 @@ from typing import Any
 
 from services.cli.arguments import seed
 from services.cli.commands import help_of
+from services.cli.coups import whole
 from services.games.pokdeng.settings import LARGEST_LOSS_MULTIPLE, THRESHOLDS
 
 MAX_ROUNDS = 100_000_000  # about 5 minutes on one core (10,000,000 rounds, the default, take about 30 s)
@@ -37,13 +38,7 @@ def register(commands: Any) -> None:
 
 
 def _bounded(text: str, low: int, high: int, what: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not low <= value <= high:
-        raise argparse.ArgumentTypeError(f"{what} is {low}–{high}, got {value}")
-    return value
+    return whole(low, high, what)(text)
 
 
 def _rounds(text: str) -> int:
