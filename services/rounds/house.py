@@ -128,7 +128,7 @@ class HouseAdapter(Adapter):
         """The ``bets`` route: a slip whose ``bets`` each name a spot (``side``, ``seat``) and a ``stake``."""
 
         def run(service: RoundCore, player: str, round_id: str, slip: Any, key: str | None) -> SlipOut:
-            bets = [SpotBet(str(bet.side), str(getattr(bet, "seat", "")), bet.stake) for bet in slip.bets]
+            bets = [SpotBet(bet.side, getattr(bet, "seat", ""), bet.stake) for bet in slip.bets]
             return SlipOut(**self.place_bets(service, player, round_id, bets, key or ""))
 
         return Action("bets", body, SlipOut, run, summary, keyed=True, changes_state=False)

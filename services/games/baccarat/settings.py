@@ -8,8 +8,6 @@ from typing import Any
 
 from services.games import coups
 
-LARGEST = 10**12  # minor units: no stake or limit beyond it
-
 
 @dataclass(frozen=True)
 class BaccaratSettings:
@@ -28,8 +26,8 @@ class BaccaratSettings:
             "banker_commission_bps": (0, 2_500),
             "tie_pays": (1, 100),
             "pair_pays": (1, 100),
-            "min_stake": (1, LARGEST),
-            "max_stake": (1, LARGEST),
+            "min_stake": (1, coups.LARGEST_STAKE),
+            "max_stake": (1, coups.LARGEST_STAKE),
             "betting_ms": (1_000, 120_000),
         }
         coups.check_settings(self, ranges, ("super6",))

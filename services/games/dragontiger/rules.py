@@ -17,7 +17,6 @@ from services.games import coups
 
 DRAGON, TIGER = "dragon", "tiger"
 SPOTS = ("dragon", "tiger", "tie", "suited_tie")
-LARGEST = 10**12
 
 
 class Winner(StrEnum):
@@ -45,8 +44,8 @@ class DragonTigerSettings:
             "decks": (1, 8),
             "tie_pays": (1, 100),
             "suited_tie_pays": (1, 1_000),
-            "min_stake": (1, LARGEST),
-            "max_stake": (1, LARGEST),
+            "min_stake": (1, coups.LARGEST_STAKE),
+            "max_stake": (1, coups.LARGEST_STAKE),
             "betting_ms": (1_000, 120_000),
         }
         coups.check_settings(self, ranges, ("tie_half_back",))
