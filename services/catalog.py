@@ -10,5 +10,6 @@ from __future__ import annotations
 
 from services.rounds import maubinh, pokdeng, tienlen
 from services.rounds.adapters import Catalog
+from services.rounds.coups import BACCARAT_ADAPTER, DRAGON_TIGER_ADAPTER
 
-STUDIO_GAMES = Catalog.of(pokdeng.ADAPTER, tienlen.ADAPTER, maubinh.ADAPTER)
+STUDIO_GAMES = Catalog.of(pokdeng.ADAPTER, tienlen.ADAPTER, maubinh.ADAPTER, BACCARAT_ADAPTER, DRAGON_TIGER_ADAPTER)

@@ -1,4 +1,5 @@
-"""What every game's settings object shares: overrides by name, with unknown names refused."""
+"""What every game's settings object shares: overrides by name, with unknown names refused; the chips a table's page
+offers."""
 
 from __future__ import annotations
 
@@ -16,3 +17,9 @@ def checked_overrides(settings_class: type[Any], overrides: Any, error: type[Val
     if unknown:
         raise error(f"unknown setting(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
     return dict(overrides)
+
+
+def chips_between(min_stake: int, max_stake: int, most: int = 6) -> tuple[int, ...]:
+    """Up to ``most`` chips for a table's page: its minimum stake, then 1-2-5 × 10ⁿ up to its maximum."""
+    series = [m * 10**e for e in range(16) for m in (1, 2, 5)]
+    return tuple(([min_stake] + [value for value in series if min_stake < value <= max_stake])[:most])

@@ -25,12 +25,12 @@ from tests.toy import highcard, overunder
 CATALOG = highcard.GAMES.adding(overunder.OverUnderAdapter(overunder.GAME))  # the studio's games and both toys
 GAMES = CATALOG.names()
 SEATS = {"highcard": ["P1", "P2"], "tienlen": ["1", "2", "3"], "maubinh": ["1", "2", "3"]}
-UNSEATED = {"pokdeng", "overunder"}  # house games: players bet, they take no seat
+UNSEATED = {"pokdeng", "overunder", "baccarat", "dragontiger"}  # house games: players bet, they take no seat
 READY = {"maubinh"}  # rooms whose players say they are ready before the deal
 
 
 def test_the_contract_covers_every_game_the_studio_plays() -> None:
-    assert {"pokdeng", "maubinh", "tienlen", "highcard", "overunder"} <= set(GAMES)
+    assert {"pokdeng", "maubinh", "tienlen", "baccarat", "dragontiger", "highcard", "overunder"} <= set(GAMES)
     assert set(SEATS) | UNSEATED >= set(GAMES), "a new game: say how its players join (SEATS, READY, UNSEATED)"
 
 
@@ -125,10 +125,11 @@ def test_high_card_pays_the_higher_rank_against_the_house_for_every_pair_of_rank
 
 
 def test_the_catalog_names_every_game_and_refuses_an_unknown_one() -> None:
-    assert STUDIO_GAMES.names() == ["maubinh", "pokdeng", "tienlen"]  # the composition root's, sorted
+    # the composition root's, sorted
+    assert STUDIO_GAMES.names() == ["baccarat", "dragontiger", "maubinh", "pokdeng", "tienlen"]
     assert {"pokdeng", "highcard"} <= set(GAMES)
-    with pytest.raises(base.UnknownGameError, match="unknown game 'baccarat'"):
-        highcard.GAMES.game("baccarat")
+    with pytest.raises(base.UnknownGameError, match="unknown game 'chemin_de_fer'"):
+        highcard.GAMES.game("chemin_de_fer")
     with pytest.raises(CatalogError, match="'pokdeng' is named twice"):
         STUDIO_GAMES.adding(POKDENG)
 

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from services.games.baccarat.rules import Coup, Winner, total
 from services.games.baccarat.settings import BaccaratSettings
+from services.games.coup_game import Outcome
 
 SPOTS = ("player", "banker", "tie", "player_pair", "banker_pair")
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    net: int  # what the player wins (+) or loses (−), after commission
-    commission: int = 0  # what the house keeps of a Banker win
 
 
 def outcome(spot: str, stake: int, coup: Coup, settings: BaccaratSettings) -> Outcome:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from services.cards import Card
 from services.games import coups
 from services.games.baccarat.bets import SPOTS, outcome
 from services.games.baccarat.rules import Coup, coup_of, total
@@ -24,10 +26,14 @@ def replay(transcript: Any) -> dict[str, Any]:
     }
 
 
+def hand_to_dict(cards: Sequence[Card]) -> dict[str, Any]:
+    return {"cards": [str(card) for card in cards], "total": total(cards)}
+
+
 def coup_to_dict(coup: Coup) -> dict[str, Any]:
     return {
-        "player": {"cards": [str(card) for card in coup.player], "total": total(coup.player)},
-        "banker": {"cards": [str(card) for card in coup.banker], "total": total(coup.banker)},
+        "player": hand_to_dict(coup.player),
+        "banker": hand_to_dict(coup.banker),
         "winner": str(coup.winner),
         "natural": coup.natural,
         "player_pair": coup.player_pair,

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Final
 
 from services.games.pokdeng.errors import SettingsError
-from services.games.settings import checked_overrides
+from services.games.settings import checked_overrides, chips_between
 
 LARGEST_LOSS_MULTIPLE: Final = 3  # the loss cap: nobody ever pays more than 3 × stake on one wager
 THRESHOLDS: Final = range(1, 6)  # a player's auto-draw threshold is 1–5
@@ -93,11 +93,7 @@ class TableSettings:
 
     def denominations(self) -> tuple[int, ...]:
         """The chips the player's page offers: the table's, or up to six of 1-2-5 × 10ⁿ from the minimum stake."""
-        if self.chips:
-            return self.chips
-        series = [m * 10**e for e in range(16) for m in (1, 2, 5)]
-        made = [self.min_stake] + [value for value in series if self.min_stake < value <= self.max_stake]
-        return tuple(made[:6])
+        return self.chips or chips_between(self.min_stake, self.max_stake)
 
     @classmethod
     def from_mapping(cls, overrides: Mapping[str, Any]) -> TableSettings:
