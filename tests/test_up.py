@@ -141,3 +141,8 @@ def test_the_dealers_shoe_is_kept_privately_and_one_that_does_not_match_is_not_u
     for text in ("not json", '{"v": 1, "table": "T1", "cards": ["AS", "AS"], "dealt": [], "answered": ""}'):
         path.write_text(text)
         assert kept(path, "T1") is None
+    eight = PhysicalShoe("B1", ("AS",) * 8 + ("KD",), decks=8)  # a baccarat shoe: eight of each card at most
+    keep(path, eight)
+    assert kept(path, "B1", decks=8) == eight and kept(path, "B1") is None  # kept for 8 decks, not for one
+    path.write_text(eight.text().replace('"KD"', '"AS"'))  # a ninth ace of spades
+    assert kept(path, "B1", decks=8) is None

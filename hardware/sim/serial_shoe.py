@@ -25,8 +25,9 @@ from hardware.codes import DECK
 from hardware.serial_shoe.frames import with_checksum
 
 
-def shuffled_deck(seed: int | None = None) -> list[str]:
-    deck = list(DECK)
+def shuffled_deck(seed: int | None = None, decks: int = 1) -> list[str]:
+    """``decks`` 52-card decks shuffled together (a baccarat shoe holds eight)."""
+    deck = list(DECK) * decks
     random.Random(seed).shuffle(deck)
     return deck
 

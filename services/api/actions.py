@@ -2,20 +2,24 @@
 
 The routes come from the games' adapters (``services.rounds.adapters``); the round service sends
 each call to the adapter of the round's game, so an action of another game is refused there.
-Games may share an action name (every house game has ``bets``) with bodies of their own: the route takes any of
-them (OpenAPI lists each), and the round's game judges the body by its own (``RoundService.act``).
+Games may share an action name (every house game has ``bets``) with bodies of their own: the route takes a JSON
+object, OpenAPI lists each game's body for it (``shared_bodies``), and the round's game reads the object as its own
+body (``RoundService.act``), so a refusal names only what that game found wrong.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the endpoints' annotations, which name
 # each action's own body model.
-from typing import Any, Union
+from typing import Annotated, Any, Union
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Body
 from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
 
 from services.api.deps import CurrentPlayer, IdempotencyKey, ServicesDep
 from services.rounds.adapters import Action, Catalog
 from services.rounds.errors import RoundError
+
+COMPONENTS = "#/components/schemas/"
 
 
 def action_routes(games: Catalog) -> APIRouter:
@@ -33,10 +37,13 @@ def action_routes(games: Catalog) -> APIRouter:
     for name, same in routes.items():
         action = same[0]
         bodies = tuple(dict.fromkeys(each.body for each in same))
-        body = Union[bodies] if len(bodies) > 1 else bodies[0]  # noqa: UP007 (built at run time)
+        shared = len(bodies) > 1
+        body = Annotated[dict[str, Any], Body()] if shared else bodies[0]
+        schema = {"anyOf": [{"$ref": f"{COMPONENTS}{each.__name__}"} for each in bodies]}
         router.add_api_route(
             f"/rounds/{{round_id}}/{name}",
             _endpoint(name, body, action.keyed, action.changes_state),
+            openapi_extra={"requestBody": {"content": {"application/json": {"schema": schema}}}} if shared else None,
             methods=["POST"],
             status_code=201 if action.keyed else 200,
             response_model=Union[tuple(dict.fromkeys(each.answer for each in same))],  # noqa: UP007
@@ -47,8 +54,16 @@ def action_routes(games: Catalog) -> APIRouter:
     return router
 
 
+def shared_bodies(games: Catalog) -> dict[str, Any]:
+    """The JSON schemas of every action body, for the OpenAPI document's components (a shared action's route
+    refers to its games' bodies there)."""
+    bodies = dict.fromkeys(action.body for adapter in games.every() for action in adapter.actions)
+    _, schemas = models_json_schema([(body, "validation") for body in bodies], ref_template=COMPONENTS + "{model}")
+    return dict(schemas.get("$defs", {}))
+
+
 def _endpoint(name: str, body_model: Any, keyed: bool, changes_state: bool) -> Any:
-    def act(services: Any, player: str, round_id: str, body: BaseModel, key: str | None) -> Any:
+    def act(services: Any, player: str, round_id: str, body: BaseModel | dict[str, Any], key: str | None) -> Any:
         answer = services.rounds.act(player, round_id, name, body, key)
         if changes_state:
             services.notify(round_id)

@@ -10,6 +10,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from typing import Any
 
 import anyio.to_thread
 from fastapi import FastAPI, Request
@@ -24,7 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
 from services.api import operator_routes, page_routes, player_routes, refusals
-from services.api.actions import action_routes
+from services.api.actions import action_routes, shared_bodies
 from services.api.consoles import ViewRelay
 from services.api.deps import Services
 from services.api.errors import REFUSALS, code_of, status_of
@@ -115,6 +116,7 @@ def create_app(
     app.state.services = replace(services, seat_poller=seat_poller, yours_poller=yours_poller)
     app.include_router(player_routes.router)
     app.include_router(action_routes(games))
+    _with_components(app, shared_bodies(games))
     app.include_router(player_routes.public)
     app.include_router(operator_routes.router)
     app.include_router(page_routes.dealer)
@@ -178,6 +180,20 @@ async def _refused(request: Request, error: Exception) -> JSONResponse:
     if status in (403, 409):  # forbidden, or refused in its state (four eyes required, a card by hand refused…)
         await anyio.to_thread.run_sync(refusals.journal, request, code, str(error))
     return JSONResponse({"code": code, "message": str(error)}, status_code=status)
+
+
+def _with_components(app: FastAPI, schemas: dict[str, Any]) -> None:
+    """The OpenAPI document with ``schemas`` among its components (bodies a route refers to but FastAPI never saw)."""
+    made = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = made()
+            found = document.setdefault("components", {}).setdefault("schemas", {})
+            found.update({name: schema for name, schema in schemas.items() if name not in found})
+        return made()
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 async def _validation_error(_request: Request, error: Exception) -> JSONResponse:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -47,8 +47,8 @@ class Commands(RoundCore):
         action = next((a for a in self.games.adapter(game).actions if a.name == name), None)
         if action is None:
             raise NotFoundError(f"round {round_id} is a {game} round: it has no action {name!r}")
-        if not isinstance(body, action.body):  # another game's body for an action of the same name
-            body = _as_body(action.body, body, f"round {round_id} plays {game}: its {name!r} action takes")
+        if not isinstance(body, action.body):  # a JSON object for an action games share: read as this game's body
+            body = _as_body(action.body, body, f"round {round_id} plays {game}")
         return action.run(self, player, round_id, body, key)
 
     def profile(self, player: str) -> dict[str, Any]:
@@ -67,10 +67,11 @@ class Commands(RoundCore):
             owner.set_profile(self, player, name, value)
 
 
-def _as_body(model: type[BaseModel], body: BaseModel, what: str) -> BaseModel:
-    """``body`` (another game's model) read as ``model``, or a refusal naming each field that does not fit."""
+def _as_body(model: type[BaseModel], body: BaseModel | Mapping[str, Any], game: str) -> BaseModel:
+    """``body`` (a JSON object, or another game's model) read as ``model``, or a refusal naming each field that does not
+    fit, as the API names a body's problems, and the game that judged it."""
     try:
-        return model.model_validate(body.model_dump())
+        return model.model_validate(body.model_dump() if isinstance(body, BaseModel) else body)
     except ValidationError as error:
-        wrong = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in error.errors())
-        raise RoundError(f"{what} another body ({wrong})") from None
+        wrong = "; ".join(f"{'.'.join(map(str, ('body', *e['loc'])))}: {e['msg']}" for e in error.errors())
+        raise RoundError(f"{wrong} ({game})") from None

@@ -21,6 +21,7 @@ import os
 import random
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,14 +51,16 @@ class PhysicalShoe:
     cards: tuple[str, ...]  # not dealt yet; the last is the next out
     dealt: tuple[Request, ...] = ()  # the console's requests a card went out for (the newest last)
     answered: str = ""  # when the low-deck request the dealer last answered was made (its alert's ``at``)
+    decks: int = 1  # the decks the shoe is filled with
 
     def text(self) -> str:
         body = {"v": 1, "table": self.table, "cards": list(self.cards), "dealt": list(self.dealt)}
-        return json.dumps(body | {"answered": self.answered})
+        return json.dumps(body | {"answered": self.answered, "decks": self.decks})
 
     @classmethod
-    def parse(cls, text: str, table: str, where: str) -> PhysicalShoe:
-        """The kept shoe of ``table`` in ``text`` (read from ``where``); ``ShoeFileError`` saying why it is not."""
+    def parse(cls, text: str, table: str, where: str, decks: int = 1) -> PhysicalShoe:
+        """The kept shoe of ``table`` (filled with ``decks`` decks) in ``text`` (read from ``where``);
+        ``ShoeFileError`` saying why it is not."""
         try:
             body = json.loads(text)
         except ValueError:
@@ -66,12 +69,19 @@ class PhysicalShoe:
             raise ShoeFileError(f"{where}: not a kept shoe (version {body.get('v') if isinstance(body, dict) else ''})")
         if body.get("table") != table:
             raise ShoeFileError(f"{where}: the shoe of table {body.get('table')!r}, not of {table}")
+        if body.get("decks", 1) != decks:
+            raise ShoeFileError(f"{where}: a shoe of {body.get('decks', 1)} deck(s), not of {decks}")
         cards, dealt, answered = body.get("cards"), body.get("dealt"), body.get("answered")
-        if not isinstance(cards, list) or not all(card in DECK for card in cards) or len(set(cards)) != len(cards):
-            raise ShoeFileError(f"{where}: its cards are not distinct cards of one deck")
+        if not isinstance(cards, list) or not all(card in DECK for card in cards) or _over(cards, decks):
+            raise ShoeFileError(f"{where}: its cards are not cards of {decks} deck(s)")
         if not isinstance(dealt, list) or not all(_request(item) for item in dealt) or not isinstance(answered, str):
             raise ShoeFileError(f"{where}: its requests are not (round, position, index) triples")
-        return cls(table, tuple(cards), tuple((str(r), str(p), int(i)) for r, p, i in dealt), answered)
+        return cls(table, tuple(cards), tuple((str(r), str(p), int(i)) for r, p, i in dealt), answered, decks)
+
+
+def _over(cards: list[str], decks: int) -> bool:
+    """Whether any card is there more often than ``decks`` decks hold it."""
+    return any(count > decks for count in Counter(cards).values())
 
 
 def _request(item: Any) -> bool:
@@ -94,9 +104,9 @@ def keep(path: Path, shoe: PhysicalShoe) -> None:
     os.replace(staged, path)
 
 
-def kept(path: Path, table: str) -> PhysicalShoe | None:
-    """The shoe kept at ``path`` for ``table``; None (said in the log when there is a file) if there is none that
-    matches."""
+def kept(path: Path, table: str, decks: int = 1) -> PhysicalShoe | None:
+    """The shoe of ``decks`` decks kept at ``path`` for ``table``; None (said in the log when there is a file) if there
+    is none that matches."""
     try:
         text = path.read_text(encoding="ascii")
     except FileNotFoundError:
@@ -105,7 +115,7 @@ def kept(path: Path, table: str) -> PhysicalShoe | None:
         log.warning("%s: cannot read the kept shoe (%s): a new deck", path, error)
         return None
     try:
-        return PhysicalShoe.parse(text, table, str(path))
+        return PhysicalShoe.parse(text, table, str(path), decks)
     except ShoeFileError as error:
         log.warning("%s: a new deck", error)
         return None
@@ -113,15 +123,24 @@ def kept(path: Path, table: str) -> PhysicalShoe | None:
 
 class SimulatedDealer:
     def __init__(
-        self, url: str, table: str, shoe: VirtualShoe, seed: int = 0, pace: float = 0.15, kept_at: Path | None = None
+        self,
+        url: str,
+        table: str,
+        shoe: VirtualShoe,
+        seed: int = 0,
+        pace: float = 0.15,
+        kept_at: Path | None = None,
+        decks: int = 1,
     ) -> None:
-        """``kept_at``: where the shoe's cards are kept across restarts (None: nowhere, a new deck every start)."""
+        """``kept_at``: where the shoe's cards are kept across restarts (None: nowhere, a new deck every start);
+        ``decks``: how many decks the table's shoe is filled with."""
         self.table = table
+        self.decks = decks
         self.shoe = shoe
         self.pace = pace  # seconds between noticing a request and dealing (a human is not instant)
         self.rng = random.Random(seed)
         self.kept_at = kept_at
-        found = kept(kept_at, table) if kept_at is not None else None
+        found = kept(kept_at, table, decks) if kept_at is not None else None
         self._load_first = found is None or not found.cards  # none kept, or run out before a new deck was loaded
         self.cards = list(found.cards) if found is not None else []
         now = time.monotonic()
@@ -165,7 +184,7 @@ class SimulatedDealer:
 
     def _load(self) -> None:
         """A new deck in the shoe, announced through it (the controller reconciles the deck before)."""
-        self.cards = shuffled_deck(self.rng.randrange(1 << 30))
+        self.cards = shuffled_deck(self.rng.randrange(1 << 30), self.decks)
         self.shoe.new_deck()
         self._keep()
 
@@ -174,4 +193,5 @@ class SimulatedDealer:
             return
         if len(self._dealt) > KEEP_DEALT:
             self._dealt = dict(list(self._dealt.items())[-KEEP_DEALT:])
-        keep(self.kept_at, PhysicalShoe(self.table, tuple(self.cards), tuple(self._dealt), self._reloaded_for))
+        shoe = PhysicalShoe(self.table, tuple(self.cards), tuple(self._dealt), self._reloaded_for, self.decks)
+        keep(self.kept_at, shoe)

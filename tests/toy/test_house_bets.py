@@ -79,8 +79,9 @@ def test_a_house_game_takes_slips_settles_them_and_shows_them_through_the_shared
     pokdeng = {"bets": [{"side": "player", "seat": "A", "stake": 10}]}  # another house game's slip
     theirs = table.client.post(f"/v1/rounds/{round_id}/bets", json=pokdeng,
                                headers=table.auth("ana") | {"Idempotency-Key": "a4"})  # fmt: skip
-    assert theirs.status_code == 422 and theirs.json()["message"].startswith(
-        f"round {round_id} plays overunder: its 'bets' action takes another body (bets.0.side: Input should be 'over'"
+    assert theirs.status_code == 422 and theirs.json()["message"] == (
+        "body.bets.0.side: Input should be 'over' or 'under'; body.bets.0.seat: Extra inputs are not permitted "
+        f"(round {round_id} plays overunder)"
     ), theirs.text
     neither = table.bet("ana", round_id, "a5", ("sideways", 10))
     assert neither.status_code == 422 and "bets.0.side" in neither.json()["message"]
