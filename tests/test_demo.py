@@ -10,7 +10,8 @@ from services.cli import main
 
 
 def test_the_demo_runs_a_live_studio_round_on_each_table_and_exits_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
-    command = ["demo", "--rounds", "1", "--tables", "D1,D2", "--rooms", "M1", "--tienlen-rooms", "L1", "--seed", "3"]
+    command = ["demo", "--rounds", "1", "--tables", "D1,D2", "--rooms", "M1", "--tienlen-rooms", "L1", "--seed", "3",
+               "--baccarat", "B1", "--dragontiger", "X1"]  # fmt: skip
     assert main(command) == 0
     out = capsys.readouterr().out
     assert "D1-1 settled" in out and "D2-1 settled" in out
@@ -19,8 +20,16 @@ def test_the_demo_runs_a_live_studio_round_on_each_table_and_exits_cleanly(capsy
     summary = re.match(r"summary: (\d+) rounds \(([^)]*)\), (\d+) wagers", last)
     assert summary is not None, out[-300:]
     per_table = {name: int(n) for name, n in (item.split() for item in summary.group(2).split(", "))}
-    assert set(per_table) == {"D1", "D2", "M1", "L1"} and min(per_table.values()) >= 1
+    assert set(per_table) == {"D1", "D2", "M1", "L1", "B1", "X1"} and min(per_table.values()) >= 1
     assert int(summary.group(1)) == sum(per_table.values()) and int(summary.group(3)) > 0
+    # the coup tables: a baccarat coup of 4–6 cards and a Dragon Tiger coup of 2, each with its winner and road
+    for title, hands in (
+        ("── B1-1 settled (baccarat", ("player", "banker")),
+        ("── X1-1 settled (Dragon", ("dragon", "tiger")),
+    ):
+        coup = out[out.index(title) :].splitlines()[1:6]
+        assert [line.split()[0] for line in coup[:2]] == list(hands), coup
+        assert coup[2].split()[:2] in (["winner", hands[0]], ["winner", hands[1]], ["winner", "tie"]), coup
     # the Tiến Lên room: a round dealt online, played out by simulated players, payments summing to zero
     after = out[out.index("── L1-1 settled") :].splitlines()[1:]
     block = after[: next(i for i, line in enumerate(after) if not line.startswith("  "))]

@@ -27,8 +27,14 @@ from services.games.pokdeng import Phase, Position, RoundResult
 from services.rounds import queries
 from services.rounds.pokdeng import pokdeng
 from services.rounds.returns import HOUSE_SETTINGS
+from services.rounds.service import stored_round
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
-from services.studio.players import SimulatedPlayers, SimulatedRoomPlayers, SimulatedTienLenPlayers
+from services.studio.players import (
+    SimulatedCoupBettors,
+    SimulatedPlayers,
+    SimulatedRoomPlayers,
+    SimulatedTienLenPlayers,
+)
 
 DEMO_WINDOWS = {"betting_window_ms": 2_500, "insurance_window_ms": 1_500, "decision_window_ms": 1_500}
 # --forever is for people at the pages: windows a person can use (the spec's defaults are 15 / 8 / 10 s)
@@ -38,6 +44,8 @@ ROOM_WINDOWS = {"unit": 10, "ready_ms": 5_000, "arranging_ms": 3_000, "showdown_
 HUMAN_ROOM_WINDOWS = {"unit": 10, "ready_ms": 20_000, "arranging_ms": 60_000, "showdown_ms": 3_000}
 TIENLEN_WINDOWS = {"unit": 10, "seating_ms": 1_500, "turn_ms": 600}
 HUMAN_TIENLEN_WINDOWS = {"unit": 10, "seating_ms": 15_000, "turn_ms": 20_000}
+COUP_WINDOWS = {"baccarat": {"betting_ms": 2_500}, "dragontiger": {"betting_ms": 2_500}}
+HUMAN_COUP_WINDOWS: dict[str, dict[str, Any]] = {"baccarat": {}, "dragontiger": {}}  # the games' own: 15 s and 12 s
 
 
 def register(commands: Any) -> None:
@@ -55,6 +63,14 @@ def register(commands: Any) -> None:
         "--tienlen-rooms", type=table_ids, default=("TL1",),
         help="comma-separated Tiến Lên room ids, dealt online with simulated players (default TL1)",
     )  # fmt: skip
+    parser.add_argument(
+        "--baccarat", type=table_ids, default=("B1",),
+        help="comma-separated baccarat table ids, dealt from an 8-deck shoe with simulated bettors (default B1)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--dragontiger", type=table_ids, default=("DT1",),
+        help="comma-separated Dragon Tiger table ids, dealt from an 8-deck shoe with simulated bettors (default DT1)",
+    )  # fmt: skip
     parser.add_argument("--seed", type=int, default=None, help="random seed for the players")
     parser.set_defaults(run=run)
 
@@ -71,15 +87,18 @@ class Tally:
 
 
 def run(args: argparse.Namespace) -> int:
-    tables, rooms = tuple(args.tables), tuple(args.rooms) + tuple(args.tienlen_rooms)
+    coups = tuple((table, "baccarat") for table in args.baccarat) + tuple((t, "dragontiger") for t in args.dragontiger)
+    tables = tuple(args.tables) + tuple(table for table, _game in coups)
+    rooms = tuple(args.rooms) + tuple(args.tienlen_rooms)
     with tempfile.TemporaryDirectory(prefix="studio-demo-") as directory:
         windows = HOUSE_SETTINGS | (HUMAN_WINDOWS if args.forever else DEMO_WINDOWS)
         config = StudioConfig(
-            tables=tables, run_dir=Path(directory), database_url=os.environ.get("STUDIO_DATABASE_URL"),
+            tables=tuple(args.tables), run_dir=Path(directory), database_url=os.environ.get("STUDIO_DATABASE_URL"),
             mqtt_url=os.environ.get("STUDIO_MQTT_URL"), table_settings=windows, result_pause_ms=1_500,
             rooms=tuple(args.rooms), room_settings=HUMAN_ROOM_WINDOWS if args.forever else ROOM_WINDOWS,
             tienlen_rooms=tuple(args.tienlen_rooms),
             tienlen_settings=HUMAN_TIENLEN_WINDOWS if args.forever else TIENLEN_WINDOWS,
+            coup_tables=coups, coup_settings=HUMAN_COUP_WINDOWS if args.forever else COUP_WINDOWS,
         )  # fmt: skip
         with running_studio(config) as studio:
             broker = without_login(studio.mqtt_url)
@@ -104,6 +123,9 @@ def run(args: argparse.Namespace) -> int:
                 threading.Thread(target=SimulatedRoomPlayers(studio, args.seed or 0).run, args=(stop,), daemon=True),
                 threading.Thread(target=SimulatedTienLenPlayers(studio, args.seed or 0).run, args=(stop,), daemon=True),
             ]
+            for index, game in enumerate(sorted({game for _table, game in coups})):
+                bettors = SimulatedCoupBettors(studio, game, (args.seed or 0) + index)
+                players.append(threading.Thread(target=bettors.run, args=(stop,), daemon=True))
             for thread in players:
                 thread.start()
             tally = Tally()
@@ -145,6 +167,11 @@ def report(studio: RunningStudio, tally: Tally) -> None:
             if current.phase not in (Phase.SETTLED, Phase.VOID):
                 print(f"  {current.round_id}: {current.phase}…", flush=True)
         if current.phase != Phase.SETTLED or current.round_id in tally.seen:
+            continue
+        if current.game in COUPS:
+            tally.seen.add(current.round_id)
+            tally.rounds[table_id] = tally.rounds.get(table_id, 0) + 1
+            print(render_coup(studio, current.game, current.round_id, tally), flush=True)
             continue
         if current.game in ROOMS:
             tally.seen.add(current.round_id)
@@ -215,3 +242,35 @@ def render_settled_room(studio: RunningStudio, game: str, round_id: str) -> str:
 
 ROOMS = {"maubinh": render_room, "tienlen": render_tienlen}
 GAME_NAMES = {"maubinh": "Mậu Binh", "tienlen": "Tiến Lên"}
+
+
+def render_coup(studio: RunningStudio, game: str, round_id: str, tally: Tally) -> str:
+    """A settled coup: each hand with its cards and total, the winner, each wager's net (counted in the tally), and
+    the shoe's Big Road so far."""
+    state = queries.round_state(studio.service, round_id)
+    with studio.service.sessions() as session:
+        stakes = studio.service.games.adapter(game).stakes(session, stored_round(session, round_id))
+    result = state["result"]
+    title = f"{round_id} settled ({GAME_NAMES[game]})"
+    lines = [f"── {title} " + "─" * max(0, 60 - len(title))]
+    for hand, shown in state["hands"].items():
+        lines.append(f"  {hand:>7}  {' '.join(shown['cards']):<9} {shown['total']}")
+    flags = [
+        flag.replace("_", " ") for flag in ("natural", "player_pair", "banker_pair", "suited_tie") if result.get(flag)
+    ]
+    lines.append(f"  winner {result['winner']}" + (f" ({', '.join(flags)})" if flags else ""))
+    for wager in stakes:
+        lines.append(f"    {wager['player']:<6} {wager['side']:<11} stake {wager['stake']:>5}  net {wager['net']:+6d}")
+    house = -sum(wager["net"] for wager in stakes)
+    lines.append(f"    house net {house:+d}")
+    road = " ".join("".join(cell["winner"][0].upper() for cell in column) for column in state["roads"]["big_road"])
+    lines.append(f"    big road: {road}")
+    tally.wagers += len(stakes)
+    tally.staked += sum(wager["stake"] for wager in stakes)
+    tally.paid_to_players += sum(max(0, wager["net"]) for wager in stakes)
+    tally.house_net += house
+    return "\n".join(lines)
+
+
+COUPS = ("baccarat", "dragontiger")
+GAME_NAMES |= {"baccarat": "baccarat, 8-deck shoe", "dragontiger": "Dragon Tiger, 8-deck shoe"}

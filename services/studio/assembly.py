@@ -62,6 +62,14 @@ class StudioConfig:
     room_settings: dict[str, Any] = field(default_factory=dict)
     tienlen_rooms: tuple[str, ...] = ()  # Tiến Lên room tables, dealt online
     tienlen_settings: dict[str, Any] = field(default_factory=dict)
+    # the house's coup tables, dealt from a shoe: (table, game) with game baccarat or dragontiger
+    coup_tables: tuple[tuple[str, str], ...] = ()
+    coup_settings: dict[str, dict[str, Any]] = field(default_factory=dict)  # game -> its tables' settings
+
+    @property
+    def shoe_tables(self) -> tuple[str, ...]:
+        """The tables dealt from a shoe: Pok Deng's and the coup games'."""
+        return self.tables + tuple(table for table, _game in self.coup_tables)
 
 
 @dataclass
@@ -99,6 +107,7 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
         made = [(table, "pokdeng", config.table_settings) for table in config.tables]
         made += [(room, "maubinh", config.room_settings | {"deal": "online"}) for room in config.rooms]
         made += [(room, "tienlen", config.tienlen_settings | {"deal": "online"}) for room in config.tienlen_rooms]
+        made += [(table, game, config.coup_settings.get(game, {})) for table, game in config.coup_tables]
         for table, game, table_settings in made:
             with sessions() as session:
                 exists = session.get(GameTable, table) is not None
@@ -114,7 +123,8 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
             threads.append(thread)
             return thread
 
-        for index, table in enumerate(config.tables):
+        decks = {table: service.decks(table) for table in config.shoe_tables}
+        for index, table in enumerate(config.shoe_tables):
             shoe = VirtualShoe("line", config.run_dir / f"pty-{table}")
             stack.callback(shoe.close)
             shoes[table] = shoe
@@ -132,12 +142,12 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
             if config.simulated_dealers:
                 dealer = SimulatedDealer(
                     role_url(url, "dealer"), table, shoe, seed=index, pace=config.dealer_pace,
-                    kept_at=config.run_dir / f"dealer-{table}.shoe",
+                    kept_at=config.run_dir / f"dealer-{table}.shoe", decks=decks[table],
                 )  # fmt: skip
                 dealers.append(start(dealer.run, f"dealer-{table}", dealers_stop))
         settings = {
             table: ControllerSettings(f"{table}-shoe", result_pause_ms=config.result_pause_ms)
-            for table in config.tables + config.rooms + config.tienlen_rooms  # a room dealt online has no shoe
+            for table in config.shoe_tables + config.rooms + config.tienlen_rooms  # a room dealt online has no shoe
         }
         controller = Controller(service, role_url(url, "controller"), settings, keys=KeyRing(config.run_dir / "keys"))
         start(controller.run, "controller")

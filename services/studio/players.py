@@ -15,6 +15,7 @@ from services.games.tienlen import cards as tl
 from services.games.tienlen.port import TIENLEN
 from services.ledger.errors import LedgerError
 from services.rounds.adapters import SeatIn
+from services.rounds.coups import CoupAdapter
 from services.rounds.engines import load
 from services.rounds.errors import RoundError
 from services.rounds.maubinh import ArrangeIn, ReadyIn
@@ -153,3 +154,32 @@ class SimulatedTienLenPlayers(Simulated):
                 service.act(player, round_id, "play", PlayIn(cards=tl.codes(sorted(move.cards))), None)
             else:
                 service.act(player, round_id, "pass", PassIn(), None)
+
+
+COUP_NAMES = ("gus", "hana", "ivo", "jun", "kai")
+
+
+class SimulatedCoupBettors(Simulated):
+    """Bettors at the house's coup tables (baccarat, Dragon Tiger): while betting is open most put a chip or two on a
+    side, and now and then on the tie or a side bet — through the same ``bets`` action the API calls."""
+
+    names = COUP_NAMES
+
+    def __init__(self, studio: RunningStudio, game: str, seed: int = 0, bankroll: int = 100_000) -> None:
+        self.game = game  # type: ignore[misc]  # one instance per coup game
+        adapter = studio.service.games.adapter(game)
+        assert isinstance(adapter, CoupAdapter), game
+        self.adapter = adapter
+        super().__init__(studio, seed, bankroll)
+
+    def act(self, table_id: str, round_id: str, phase: str) -> None:
+        if phase != "betting" or not self._once(round_id, "bets"):
+            return
+        rng, game = self.rng, self.adapter.game
+        body = next(action.body for action in self.adapter.actions if action.name == "bets")
+        for name in rng.sample(COUP_NAMES, rng.randint(2, len(COUP_NAMES))):
+            bets = [{"side": rng.choice(game.sides), "stake": rng.choice((100, 200, 500, 1_000))}]
+            if rng.random() < 0.25:
+                extra = [spot for spot in game.spots if spot not in game.opposite]
+                bets.append({"side": rng.choice(extra), "stake": 100})
+            self.studio.service.act(name, round_id, "bets", body.model_validate({"bets": bets}), uuid.uuid4().hex)
