@@ -34,6 +34,7 @@ def _database() -> list[str]:
 # name -> its arguments at a smoke size; those needing PostgreSQL say so
 SMOKE: dict[str, tuple[list[str], bool]] = {
     "engine": (["--rounds", "500"], False),
+    "coups": (["--coups", "2000"], False),
     "maubinh": (["--decks", "4", "--passes", "2"], False),
     "tienlen": (["--games", "40"], False),
     "camera": (["--frames", "20"], False),

@@ -1,5 +1,5 @@
-"""The studio's web pages (tables, dealer console, video overlay, player's page, room page, operator's page) and the
-console's feed.
+"""The studio's web pages (tables, dealer console, video overlay, player's pages of Pok Deng and of the coup games,
+room page, operator's page) and the console's feed.
 
 The pages are static: each reads a stream of the API. The overlay reads the public state stream
 (no login; only revealed cards); the dealer console reads ``/v1/tables/{table}/dealer/stream`` with
@@ -43,6 +43,14 @@ def play(table_id: str, services: ServicesDep) -> FileResponse:
     """The player's page of a table: sign in with a player token, bet, insure, decide, see results and history."""
     queries.table(services.rounds, table_id)
     return FileResponse(PAGES / "play.html", headers={"Cache-Control": "no-store"})
+
+
+@pages.get("/coup/{table_id}")
+def coup(table_id: str, services: ServicesDep) -> FileResponse:
+    """A house coup table's player page (baccarat, Dragon Tiger): the spots with what they pay, chips, the coup as
+    it is dealt, the result, the shoe's roads and the player's history."""
+    queries.table(services.rounds, table_id)
+    return FileResponse(PAGES / "coup.html", headers={"Cache-Control": "no-store"})
 
 
 @pages.get("/room/{table_id}")

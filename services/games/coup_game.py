@@ -163,7 +163,7 @@ class CoupGame(Game[CoupRound[S, K], Command], Generic[S, K]):
 
     @abstractmethod
     def coup_dict(self, coup: K) -> dict[str, Any]:
-        """The finished coup as its result shows it (hands, totals, winner, flags)."""
+        """The finished coup as its replay shows it: each hand by its name, the winner, the flags."""
 
     @abstractmethod
     def hands(self, dealt: Sequence[tuple[str, Card]]) -> dict[str, dict[str, Any]]:
@@ -365,6 +365,8 @@ class CoupGame(Game[CoupRound[S, K], Command], Generic[S, K]):
         return payouts
 
     def result(self, round_: CoupRound[S, K]) -> dict[str, Any] | None:
+        """The coup as history keeps it: its ``hands`` (as every game's result names them), winner and flags."""
         if round_.phase != Phase.SETTLED or round_.coup is None:
             return None
-        return self.coup_dict(round_.coup)
+        hands = self.hands(round_.dealt)
+        return {"hands": hands} | {key: value for key, value in self.coup_dict(round_.coup).items() if key not in hands}

@@ -78,6 +78,7 @@ class CoupAdapter(HouseAdapter):
     """A coup game's adapter: wagers on its spots (no seats), the close of betting, the shoe's roads."""
 
     game: CoupGame[Any, Any]
+    player_page = "coup"
 
     def wager_command(self, wager_id: str, player: str, bet: SpotBet) -> Wager:
         return Wager(wager_id, player, bet.side, bet.stake)

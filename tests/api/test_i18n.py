@@ -12,7 +12,11 @@ from typing import Any
 import pytest
 
 from services.api.page_routes import PAGES
+from services.catalog import STUDIO_GAMES
+from services.games.baccarat.port import BACCARAT
+from services.games.dragontiger.port import DRAGON_TIGER
 from services.games.maubinh.ranking import Category
+from services.games.roads import DERIVED
 from services.rounds import staff
 from services.rounds.players import ROLES
 from services.rounds.proposals import STATUSES
@@ -125,7 +129,12 @@ def test_each_call_fills_the_placeholders_of_its_text() -> None:
         ("play.bet.", {"player", "banker"}),
         ("play.one_side.", {"player", "banker"}),
         ("play.decided.", {"draw", "stand"}),
-        ("game.", {"pokdeng", "maubinh", "tienlen"}),
+        ("game.", set(STUDIO_GAMES.names())),
+        ("coup.side.", {*BACCARAT.spots, *DRAGON_TIGER.spots, *BACCARAT.sides, *DRAGON_TIGER.sides}),
+        ("coup.bead.", {*BACCARAT.sides, *DRAGON_TIGER.sides, "tie"}),
+        ("coup.flag.", {*BACCARAT.mark_keys, *DRAGON_TIGER.mark_keys} - {"winner"}),
+        ("coup.road.", {"bead_plate", "big_road", *DERIVED}),
+        ("coup.colour.", {"red", "blue"}),
         ("status.", {"live", "offline", "error", "reconnecting"}),
         ("console.wait.", {"insurance", "betting", "settled", "void"}),
         ("room.phase.", {"seating", "dealing", "arranging", "showdown", "playing", "settled", "void"}),

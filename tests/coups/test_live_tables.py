@@ -15,7 +15,7 @@ from services.catalog import STUDIO_GAMES
 from services.controller.table import ControllerSettings, TableController
 from services.db import session_factory
 from services.ledger.wallets import WalletService
-from services.rounds import decks
+from services.rounds import decks, queries
 from services.rounds.clock import ManualClock
 from services.rounds.coups import BACCARAT_ADAPTER, DRAGON_TIGER_ADAPTER
 from services.rounds.house import SpotBet
@@ -95,6 +95,10 @@ def test_a_baccarat_shoe_of_eight_decks_deals_settles_and_keeps_its_roads(databa
     assert public["phase"] == "settled" and public["result"]["winner"] == "player" and public["result"]["natural"]
     assert public["hands"]["player"] == {"cards": ["9H", "9H"], "total": 8}
     assert table.money("ana") == (9_000, 0) and table.money("binh") == (11_600, 0)  # the pair pays 11:1
+    [seen] = queries.history(table.service, "binh", None, 10)  # the player's history reads the coup's hands
+    assert seen["hands"]["player"] == {"cards": ["9H", "9H"], "total": 8}
+    assert sorted((w["side"], w["stake"], w["net"]) for w in seen["wagers"]) == [("player", 500, 500),
+                                                                              ("player_pair", 100, 1_100)]  # fmt: skip
 
     second = table.open()  # the next coup of the shoe: its roads start from the first
     assert table.public()["roads"]["bead_plate"] == [
@@ -121,7 +125,11 @@ def test_a_dragon_tiger_table_deals_two_cards_and_refuses_both_sides(database: E
     table.close_betting()
     assert table.public()["next"] == "the Dragon's card"
     table.shoe.deal("5D 5D")  # a suited tie: half of a side bet back
-    assert table.public()["result"] == {"dragon": "5D", "tiger": "5D", "winner": "tie", "suited_tie": True}
+    assert table.public()["result"] == {
+        "hands": {"dragon": {"cards": ["5D"], "total": 5}, "tiger": {"cards": ["5D"], "total": 5}},
+        "winner": "tie",
+        "suited_tie": True,
+    }
     assert table.money("ana") == (9_800, 0)
 
 

@@ -1,6 +1,7 @@
 // The streaming overlay: the public feed only (the banker's face-down card arrives as null until its reveal),
 // held back by the table's delay so that a card shows when the viewer sees it dealt on the video. It speaks its
-// table's language (``display.language``) unless ?lang= names one.
+// table's language (``display.language``) unless ?lang= names one. A coup game's (baccarat, Dragon Tiger) shows its
+// sides, one banner for the winner, and the shoe's counts, Bead Plate and Big Road.
 "use strict";
 
 const table = tableFromPath();
@@ -12,6 +13,7 @@ const LABELS = { betting: "overlay.phase.betting", dealing: "overlay.phase.deali
 // Pok Deng's hand ranks (``services.games.pokdeng.hands``: 1 is best) as the game names them (i18n.json keys).
 const HAND_RANKS = { 2: "pokdeng.rank.2", 3: "pokdeng.rank.3", 4: "pokdeng.rank.4", 5: "pokdeng.rank.5" };
 let delay = 0; // ms every change is held back (the table's overlay_delay_ms, or ?delay_ms=)
+let about = {}; // the table: its game, and for a coup game its two sides (``page.sides``)
 let view = {};
 const pending = []; // [{due, value}] in arrival order
 
@@ -40,9 +42,45 @@ function bannerText(seat, outcome, result) {
   return t(outcome === "seat" ? "banner.seat" : "banner.banker", { seat }) + deng;
 }
 
+// A coup game's hand (baccarat, Dragon Tiger): its side's name, and a baccarat hand's total once it has cards.
+function coupHand(node, hand) {
+  node.querySelector(".name").textContent = t("coup.side." + node.dataset.position);
+  const points = node.querySelector(".points");
+  points.textContent = about.game === "baccarat" && hand.cards.length ? t("coup.total", { total: hand.total }) : "";
+  points.dataset.name = points.textContent;
+}
+
+// A coup game: its hands, one banner for the winner, and the shoe's roads beside.
+function renderCoup() {
+  const hands = handsNode(view);
+  for (const node of hands.querySelectorAll(".hand")) coupHand(node, view.hands[node.dataset.position]);
+  document.getElementById("hands").replaceChildren(hands);
+  const result = view.phase === "settled" ? view.result : null;
+  const banners = document.getElementById("banners");
+  const key = view.round_id + ":" + (result ? result.winner : "");
+  if (banners.dataset.key !== key) {
+    banners.dataset.key = key;
+    banners.replaceChildren(...(result ? [el("div", { class: "banner coup " + result.winner, "data-outcome": result.winner },
+      result.winner === "tie" ? t("coup.result.tie") : t("coup.result.won", { side: t("coup.side." + result.winner) }))]
+      : []));
+  }
+  const roads = document.getElementById("roads");
+  const from = JSON.stringify(view.roads);
+  if (roads.dataset.from !== from) {
+    roads.dataset.from = from;
+    roads.replaceChildren(roadsNode(view.roads, about.page.sides));
+  }
+}
+
 function render() {
   document.getElementById("phase").textContent = LABELS[view.phase] ? t(LABELS[view.phase]) : view.phase || "";
   document.getElementById("timer").textContent = secondsLeft(view, Date.now() - delay);
+  document.body.dataset.round = view.round_id || "";
+  document.body.dataset.phase = view.phase || "";
+  if (view.roads && about.page && about.page.sides) {
+    renderCoup();
+    return;
+  }
   const hands = handsNode(view);
   for (const node of hands.querySelectorAll(".hand")) {
     const position = node.dataset.position;
@@ -61,8 +99,6 @@ function render() {
       el("div", { class: "banner " + outcome, "data-seat": seat, "data-outcome": outcome },
          bannerText(seat, outcome, view.result))));
   }
-  document.body.dataset.round = view.round_id || "";
-  document.body.dataset.phase = view.phase || "";
 }
 
 // Show every change whose time has come, in the order it arrived.
@@ -79,7 +115,7 @@ function release() {
 async function start() {
   await I18N.ready;
   const asked = new URLSearchParams(location.search).get("delay_ms");
-  const about = await fetch(`/v1/tables/${encodeURIComponent(table)}`).then((r) => r.json()).catch(() => ({}));
+  about = await fetch(`/v1/tables/${encodeURIComponent(table)}`).then((r) => r.json()).catch(() => ({}));
   const display = about.display || {};
   I18N.prefer(display.language);
   document.body.dataset.language = I18N.lang;

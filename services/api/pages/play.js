@@ -31,13 +31,6 @@ let format = (amount) => String(amount);
 
 const $ = (id) => document.getElementById(id);
 
-function say(text, kind = "", code = "") {
-  const message = $("message");
-  message.textContent = text;
-  message.className = "message " + kind;
-  message.dataset.code = code;
-}
-
 async function post(path, body, key) {
   try {
     return await postJSON(path, body, token, key, () => say(t("message.retrying"), "refused", "retrying"));
@@ -75,14 +68,6 @@ function sideTaken() {
   if (wagers.length) return wagers[0].side;
   const first = staged.keys().next();
   return first.done ? null : first.value.split(":")[0];
-}
-
-function renderWallet() {
-  const wallet = mine.wallet || {};
-  if (wallet.balance === undefined) return;
-  $("balance").textContent = format(wallet.balance);
-  $("balance").dataset.amount = wallet.balance;
-  $("held").textContent = format(wallet.held);
 }
 
 let drawn = { spots: "", prompt: "" }; // what each part was last drawn from: redrawn only when it changes
@@ -135,10 +120,7 @@ async function placeBets() {
   renderSpots();
   try {
     const answer = await post(`/v1/rounds/${encodeURIComponent(round)}/bets`, { bets }, slipKey);
-    if (mine.round_id === round) {
-      const others = (mine.you.wagers || []).filter((w) => !answer.wagers.some((a) => a.wager_id === w.wager_id));
-      mine.you.wagers = [...others, ...answer.wagers.map((w) => ({ ...w, net: null }))];
-    }
+    if (mine.round_id === round) mine.you.wagers = withSlip(mine.you.wagers, answer);
     say(t("play.placed", { bets: bets.map(betText).join(", ") }), "ok", "placed");
   } catch (error) {
     refused(error);
@@ -259,25 +241,14 @@ function renderResult() {
   });
   const net = current().net;
   const children = [el("h2", {}, t("play.result")), ...lines];
-  if (net !== null && net !== undefined) {
-    children.push(el("div", { class: "net " + (net >= 0 ? "plus" : "minus"), id: "net", "data-net": net },
-      t("play.net", { net: (net > 0 ? "+" : "") + format(net) })));
-  }
+  if (net !== null && net !== undefined) children.push(netNode(net, format));
   box.replaceChildren(...children);
   box.hidden = false;
 }
 
-function renderTable() {
-  $("phase").textContent = PHASES[view.phase] ? t(PHASES[view.phase]) : view.phase || t("play.waiting");
-  $("timer").textContent = secondsLeft(view);
-  $("hands").replaceChildren(handsNode(view));
-  document.body.dataset.round = view.round_id || "";
-  document.body.dataset.phase = view.phase || "";
-}
-
 function render() {
-  renderTable();
-  renderWallet();
+  showTable(view, PHASES, handsNode(view));
+  showWallet(mine.wallet, format);
   renderSpots();
   renderPrompt();
   renderResult();
@@ -286,22 +257,9 @@ function render() {
 async function loadHistory() {
   const rounds = await get("/v1/history?limit=10").catch(() => null);
   if (!rounds) return;
-  $("history").replaceChildren(...rounds.map((round) => {
-    const hands = Object.entries(round.hands || {}).map(([position, hand]) =>
-      (position === "banker" ? t("hand.banker") : position) + " " + hand.cards.map(cardText).join(" ")).join(" · ");
-    const stakes = round.wagers.map(betText).join(", ");
-    const net = round.net === null
-      ? (round.phase === "void" ? t("play.history.void") : PHASES[round.phase] ? t(PHASES[round.phase]) : round.phase)
-      : t("play.history.net", { net: (round.net > 0 ? "+" : "") + format(round.net) });
-    const item = el("li", { "data-round": round.round_id },
-      el("div", {}, `#${round.number} · ${stakes} · `, el("strong", {}, net)),
-      el("div", { class: "cards-line" }, hands));
-    for (const fix of round.corrections || []) {
-      item.append(el("div", { class: "hint", "data-correction": fix.amount },
-        t("play.history.corrected", { amount: (fix.amount > 0 ? "+" : "") + format(fix.amount), memo: fix.memo })));
-    }
-    return item;
-  }));
+  const name = (position) => (position === "banker" ? t("hand.banker") : position);
+  $("history").replaceChildren(...rounds.map((round) =>
+    historyItem(round, round.wagers.map(betText).join(", "), name, format, PHASES)));
 }
 
 // ---- streams and start-up ------------------------------------------------------------------
@@ -380,17 +338,7 @@ async function init() {
     return;
   }
   format = moneyFormat(info.currency);
-  chip = info.page.chips[0];
-  $("chips").replaceChildren(...info.page.chips.map((value) => {
-    const button = el("button", { type: "button", class: "chip", role: "radio", "data-chip": value,
-                                  "aria-checked": String(value === chip) }, format(value));
-    button.addEventListener("click", () => {
-      chip = value;
-      for (const other of $("chips").children) other.setAttribute("aria-checked", String(other === button));
-      renderSpots();
-    });
-    return button;
-  }));
+  chipPicker($("chips"), info.page.chips, format, (value) => { chip = value; renderSpots(); });
   const { min_stake: low, max_stake: high } = info.settings;
   $("limits").textContent = t("play.limits", { low: format(low), high: format(high) });
   if (info.page.stream_url) {

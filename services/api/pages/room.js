@@ -29,12 +29,6 @@ const chosen = new Set(); // Tiến Lên: the cards picked to play
 
 const $ = (id) => document.getElementById(id);
 
-function say(text, kind = "", code = "") {
-  $("message").textContent = text;
-  $("message").className = "message " + kind;
-  $("message").dataset.code = code;
-}
-
 async function act(action, body, key = null) {
   if (busy) return null;
   busy = true;

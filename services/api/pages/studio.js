@@ -1,4 +1,5 @@
-// Shared by the studio pages: reading a Server-Sent Events stream, drawing cards, hands and timers.
+// Shared by the studio pages: reading a Server-Sent Events stream, drawing cards, hands and timers; and what the
+// player's pages share: the message line, the chips, a slip's answer, the net, a history entry.
 // Game-agnostic: a game's view lists its ``hands`` (position -> {cards, points?}) in the order to draw them.
 // Its words come from i18n.js (``t``), loaded before it.
 "use strict";
@@ -156,4 +157,78 @@ function signedOut(key, message) {
   document.getElementById("login").hidden = false;
   document.getElementById("game").hidden = true;
   document.getElementById("login-error").textContent = message || "";
+}
+
+// ---- what the player's pages share (Pok Deng's, the coup games', the rooms') ----------------------------------
+
+// The page's message line (#message): a sentence, its kind ("ok", "refused") and the code a test can select on.
+function say(text, kind = "", code = "") {
+  const message = document.getElementById("message");
+  message.textContent = text;
+  message.className = "message " + kind;
+  message.dataset.code = code;
+}
+
+// The chips to stake with, as radio buttons in ``container``; ``onPick(value)`` when one is chosen (the first is).
+function chipPicker(container, chips, format, onPick) {
+  container.replaceChildren(...chips.map((value) => {
+    const button = el("button", { type: "button", class: "chip", role: "radio", "data-chip": value,
+                                  "aria-checked": String(value === chips[0]) }, format(value));
+    button.addEventListener("click", () => {
+      for (const other of container.children) other.setAttribute("aria-checked", String(other === button));
+      onPick(value);
+    });
+    return button;
+  }));
+  onPick(chips[0]);
+}
+
+// The player's own wagers after a slip's answer: the answer's wagers replace the ones it names.
+function withSlip(wagers, answer) {
+  const others = (wagers || []).filter((w) => !answer.wagers.some((a) => a.wager_id === w.wager_id));
+  return [...others, ...answer.wagers.map((w) => ({ ...w, net: null }))];
+}
+
+// "Your net this round: +฿90.00", coloured by its sign (#net, with data-net for tests).
+function netNode(net, format) {
+  return el("div", { class: "net " + (net >= 0 ? "plus" : "minus"), id: "net", "data-net": net },
+    t("play.net", { net: (net > 0 ? "+" : "") + format(net) }));
+}
+
+// One round of the player's history (``GET /v1/history``): its number, stakes and net (or what became of it), its
+// hands as ``handName`` names them, and each correction made after it settled.
+function historyItem(round, stakes, handName, format, phases) {
+  const hands = Object.entries(round.hands || {}).map(([position, hand]) =>
+    handName(position) + " " + hand.cards.map(cardText).join(" ")).join(" · ");
+  const net = round.net === null
+    ? (round.phase === "void" ? t("play.history.void") : phases[round.phase] ? t(phases[round.phase]) : round.phase)
+    : t("play.history.net", { net: (round.net > 0 ? "+" : "") + format(round.net) });
+  const item = el("li", { "data-round": round.round_id },
+    el("div", {}, `#${round.number} · ${stakes} · `, el("strong", {}, net)),
+    el("div", { class: "cards-line" }, hands));
+  for (const fix of round.corrections || []) {
+    item.append(el("div", { class: "hint", "data-correction": fix.amount },
+      t("play.history.corrected", { amount: (fix.amount > 0 ? "+" : "") + format(fix.amount), memo: fix.memo })));
+  }
+  return item;
+}
+
+// The top of a player's page: the phase in words (``phases``: phase -> key), the countdown, the ``hands`` node, and
+// the round and phase on <body> (what tests and styles select on).
+function showTable(view, phases, hands) {
+  const $ = (id) => document.getElementById(id);
+  $("phase").textContent = phases[view.phase] ? t(phases[view.phase]) : view.phase || t("play.waiting");
+  $("timer").textContent = secondsLeft(view);
+  $("hands").replaceChildren(hands);
+  document.body.dataset.round = view.round_id || "";
+  document.body.dataset.phase = view.phase || "";
+}
+
+// The player's balance and what is held of it, once their stream has said.
+function showWallet(wallet, format) {
+  if (!wallet || wallet.balance === undefined) return;
+  const balance = document.getElementById("balance");
+  balance.textContent = format(wallet.balance);
+  balance.dataset.amount = wallet.balance;
+  document.getElementById("held").textContent = format(wallet.held || 0);
 }

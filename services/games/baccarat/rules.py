@@ -9,7 +9,7 @@ the Player's third card: 0–2 always, 3 unless that card is an 8, 4 on 2–7, 5
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from services.cards import Card
@@ -24,12 +24,15 @@ class Winner(StrEnum):
     TIE = "tie"
 
 
+VALUES = {rank: "A23456789".find(rank) + 1 for rank in "A23456789TJQK"}  # T, J, Q, K: not found, 0
+
+
 def value(card: Card) -> int:
-    return "A23456789".find(card.rank) + 1  # T, J, Q, K: not found, 0
+    return VALUES[card.rank]
 
 
 def total(cards: Sequence[Card]) -> int:
-    return sum(value(card) for card in cards) % 10
+    return sum([VALUES[card.rank] for card in cards]) % 10
 
 
 def banker_draws(banker: int, player_third: int | None) -> bool:
@@ -67,15 +70,16 @@ def next_hand(player: Sequence[Card], banker: Sequence[Card]) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Coup:
-    """A complete coup's two hands, in the order each got its cards."""
+    """A complete coup's two hands, in the order each got its cards, and who won it."""
 
     player: tuple[Card, ...]
     banker: tuple[Card, ...]
+    winner: Winner = field(init=False)
 
-    @property
-    def winner(self) -> Winner:
+    def __post_init__(self) -> None:
         player, banker = total(self.player), total(self.banker)
-        return Winner.PLAYER if player > banker else Winner.BANKER if banker > player else Winner.TIE
+        won = Winner.PLAYER if player > banker else Winner.BANKER if banker > player else Winner.TIE
+        object.__setattr__(self, "winner", won)  # a frozen dataclass's derived field
 
     @property
     def natural(self) -> bool:
