@@ -170,6 +170,7 @@ class NextCard(BaseModel):
     position: str = Field(min_length=1, max_length=16)
     index: int = Field(ge=0)
     face_up: bool
+    burn: bool = False  # the new shoe's burn (``position`` "burn"), not a round's card
 
 
 class Alert(BaseModel):

@@ -33,6 +33,7 @@ class Desk:
     held: str  # why the table is held (a deck not whole)
     alerts: tuple[Alert, ...]
     camera: str | None  # online | offline | unknown; None: the table has no camera
+    burn: dict[str, Any] | None = None  # the new shoe's burn under way: the card it wants, and what to say
 
 
 def state_view(table_id: str, current: Applied | None) -> dict[str, Any]:
@@ -65,6 +66,9 @@ def dealer_view(table_id: str, current: Applied | None, desk: Desk) -> dict[str,
     }
     if desk.camera is not None:
         view["camera"] = desk.camera
+    if desk.burn is not None:  # the new shoe's burn comes before any round's card
+        view["waiting_for"] = desk.burn["text"]
+        view["next_card"] = {key: value for key, value in desk.burn.items() if key != "text"}
     return view
 
 

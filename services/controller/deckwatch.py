@@ -17,9 +17,10 @@ class DeckWatch(Parts):
     held_why: str
     _low_deck_alerted: int  # the deck (by shuffle count) already reported as too low
 
-    def _new_deck(self, message: ShoeNewDeck) -> None:
+    def _new_deck(self, message: ShoeNewDeck) -> bool:
         """The deck in the shoe ends: reconciled against the full deck (a report kept per deck, written with the new
-        deck's journal row); a deck not whole holds the table until an operator acknowledges. Then the new deck."""
+        deck's journal row); a deck not whole holds the table until an operator acknowledges. Then the new deck
+        (False: this message was taken before)."""
         count = self.deck.reconcile() if self.deck.touched else None
         written: list[int] = []
 
@@ -29,7 +30,7 @@ class DeckWatch(Parts):
                 written.append(self.journal.report(session, entry, count, live, self.service.clock.now()))
 
         if not self._journal(message, "deck", also=report):
-            return  # journaled before (a message delivered again): its report too
+            return False  # journaled before (a message delivered again): its report too
         self.deck.shuffle()
         self._count("new_decks")
         if count is not None and written:
@@ -38,6 +39,7 @@ class DeckWatch(Parts):
                 self._hold(HeldReport(written[-1], count))
                 self._alert("deck_mismatch", self.held_why)
         self._publish()
+        return True
 
     def _hold(self, report: HeldReport | None) -> None:
         """The deck report that holds the table (None: none does)."""

@@ -16,7 +16,7 @@ deck as burns, the cards that come before the new deck, between rounds, are thos
 
 The controller keeps the dispatch and the timers; its parts live beside it: the journal's reads and writes in
 ``services.journal.table``, the deck's reconciliation and hold in ``deckwatch``, the camera's cross-check in
-``crosscheck``, and what the console shows in ``console``.
+``crosscheck``, the burn at a new shoe in ``shoestart``, and what the console shows in ``console``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from services.cards import Card, DeckTracker
 from services.controller.console import ALERTS_KEPT, Alert, Desk, dealer_view, state_view
 from services.controller.crosscheck import CrossCheck
 from services.controller.deckwatch import DeckWatch
+from services.controller.shoestart import ShoeStart
 from services.controller.witness import Witness
 from services.games.base import FINISHED, CardWanted, GameError
 from services.journal.table import UNTRUSTED, TableJournal
@@ -65,7 +66,7 @@ Publish = Callable[[str, dict[str, Any]], None]  # (view name: "state" | "dealer
 
 
 @dataclass
-class TableController(CrossCheck, DeckWatch):
+class TableController(CrossCheck, DeckWatch, ShoeStart):
     table_id: str
     service: RoundService
     settings: ControllerSettings
@@ -83,6 +84,8 @@ class TableController(CrossCheck, DeckWatch):
     _last_message: tuple[str, int] = ("", 0)  # (boot, seq) of the last message taken from this table's shoe
     _journal_read: int = 0  # the newest journal row this copy knows of: a card entered by hand after it is news
     _most_cards: int = 0  # the most cards one round of the table's game takes (read once)
+    burn_left: int | None = None  # cards still to burn at the new shoe (``shoestart``)
+    burn_of: int = 0
     camera: Witness = field(default_factory=Witness)  # the overhead camera's recent sightings
     camera_state: str = "unknown"  # online | offline, as the camera's daemon last said
     journal: TableJournal = field(init=False)
@@ -109,7 +112,9 @@ class TableController(CrossCheck, DeckWatch):
             self._publish()
         self._last_message = (message.boot_id, message.seq)
         if isinstance(message, ShoeNewDeck):
-            self._new_deck(message)
+            if self._new_deck(message):
+                self._shoe_opened()
+                self._publish()
             return
         card = Card.from_code(message.card)
         # one deck: a card in the round cannot come again, even across a new deck; a shoe of several holds copies
@@ -121,6 +126,8 @@ class TableController(CrossCheck, DeckWatch):
             where = spent if not self.deck.can_take(card) else " in this round (before the new deck)"
             if self._refuse(message, f"{shown} was already dealt{where}", public_card=not hidden):
                 self.deck.note_refused(card)
+            return
+        if self._burn_at_start(message, card):
             return
         if message.burn:
             self.deck.record(card)
@@ -284,6 +291,7 @@ class TableController(CrossCheck, DeckWatch):
         self.most_cards()  # read now, where a failure is the start's: never later, from ``next_deadline``
         replayed = self.journal.replay(self.service.decks(self.table_id))
         self.deck, self._journal_read, self._last_message = replayed.deck, replayed.read_to, replayed.last
+        self._recover_burn(replayed.rows)
         self.refresh()
         self._hold(replayed.held)
         if self.current is not None:
@@ -405,7 +413,7 @@ class TableController(CrossCheck, DeckWatch):
     def dealer_view(self) -> dict[str, Any]:
         """The dealer console (``services.controller.console``)."""
         camera = self.camera_state if self.settings.camera_id else None
-        desk = Desk(self.deck.remaining, self.paused, self.held_why, tuple(self.alerts), camera)
+        desk = Desk(self.deck.remaining, self.paused, self.held_why, tuple(self.alerts), camera, self._burn_wanted())
         return dealer_view(self.table_id, self.current, desk)
 
     def _camera_id(self) -> str:

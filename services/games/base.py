@@ -11,7 +11,7 @@ composition root (``services.catalog``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -155,6 +155,11 @@ class Game(ABC, Generic[R, C]):
         """How many 52-card decks the table's shoe holds, shuffled together (the controller counts each code up to
         it, and reconciles a shoe fill against it)."""
         return 1
+
+    def burn(self, settings: Any) -> Callable[[Card], int] | None:
+        """The burn at a new shoe, for a game that burns one: given the shoe's first card (turned face up), how many
+        cards are burned after it before the first round takes a card. None: the game burns none."""
+        return None
 
     # rounds and commands
     @abstractmethod

@@ -10,7 +10,7 @@ and which results its roads mark.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -122,6 +122,11 @@ class Outcome:
     commission: int = 0  # what the house keeps of a win
 
 
+def burn_count(first: Card) -> int:
+    """How many cards a new shoe burns after its first, turned face up: its value, tens and faces 10."""
+    return "A23456789".find(first.rank) + 1 or 10
+
+
 @dataclass
 class CoupRound(Generic[S, K]):
     settings: S
@@ -188,6 +193,11 @@ class CoupGame(Game[CoupRound[S, K], Command], Generic[S, K]):
 
     def decks(self, settings: S) -> int:
         return settings.decks
+
+    def burn(self, settings: S) -> Callable[[Card], int]:
+        """A new shoe opens with its first card turned face up and that many burned: an ace 1, 2–9 their face value,
+        tens and faces 10."""
+        return burn_count
 
     def new_round(self, settings: S) -> CoupRound[S, K]:
         return CoupRound(settings)

@@ -106,6 +106,11 @@ class RoundCore:
         port, settings = self._table_settings(table_id)
         return port.decks(settings)
 
+    def burn_rule(self, table_id: str) -> Callable[[Card], int] | None:
+        """How the table's game burns at a new shoe (the count after the first card), or None: it burns none."""
+        port, settings = self._table_settings(table_id)
+        return port.burn(settings)
+
     def deals_online(self, table_id: str) -> bool:
         """The table's rooms are dealt from a committed server shuffle: no shoe."""
         port, settings = self._table_settings(table_id)

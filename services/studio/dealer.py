@@ -171,7 +171,7 @@ class SimulatedDealer:
                 return  # dealt: the console has not caught up yet
             if self.cards and not stop.wait(self.pace):
                 self._dealt[request] = time.monotonic()
-                self.shoe.deal(self.cards.pop())
+                self.shoe.deal(self.cards.pop(), burn=bool(wanted.get("burn")))  # the new shoe's burn, as asked
                 self._keep()
             return
         low = [alert for alert in view.get("alerts", []) if alert["kind"] == "deck_low"]

@@ -80,7 +80,8 @@ class Table:
 def test_a_baccarat_shoe_of_eight_decks_deals_settles_and_keeps_its_roads(database: Engine) -> None:
     table = Table(database, "B1", "baccarat", {})
     table.shoe.new_shoe()
-    assert table.controller.deck.remaining == 416
+    table.shoe.deal("AS 2S")  # the burn: an ace turned face up, one card burned
+    assert table.controller.deck.remaining == 414
     round_id = table.open()
     BACCARAT_ADAPTER.place_bets(table.service, "ana", round_id, [SpotBet("banker", "", 1_000)], "a1")
     BACCARAT_ADAPTER.place_bets(table.service, "binh", round_id, [SpotBet("player", "", 500),
@@ -120,6 +121,7 @@ def test_a_baccarat_shoe_of_eight_decks_deals_settles_and_keeps_its_roads(databa
 def test_a_dragon_tiger_table_deals_two_cards_and_refuses_both_sides(database: Engine) -> None:
     table = Table(database, "DT1", "dragontiger", {})
     table.shoe.new_shoe()
+    table.shoe.deal("2C 3C 4C")  # the burn: a 2 turned face up, two cards burned
     round_id = table.open()
     DRAGON_TIGER_ADAPTER.place_bets(table.service, "ana", round_id, [SpotBet("tiger", "", 400)], "a1")
     table.close_betting()
