@@ -12,12 +12,13 @@ raises: noise, unknown frames and over-long input are skipped and counted in ``s
     <Alarm:E3 Card Not Read>         an alarm (also as [GameAlarm]<Alarm:...>)
     <W0x01>                          a warning
      [New Shoe]<Shuffle>             a freshly shuffled deck was loaded (any tag; the dealer's new-shoe key)
+     [Game]<Cut Card>                the cut card came out: the coup being dealt is the shoe's last
 
 A monitor must announce each new deck, or the controller cannot tell the next deck's cards from the last's
 (each would be "already dealt"): a monitor that cannot send ``<Shuffle>`` needs ``studio new-deck`` for each.
 
 ``line``: one card code per line, optionally followed by ``*XX``, the XOR of every byte before the
-``*`` as two uppercase hex digits (as in NMEA); a ``SHUFFLE`` line announces a new deck.
+``*`` as two uppercase hex digits (as in NMEA); a ``SHUFFLE`` line announces a new deck, a ``CUT`` line the cut card.
 
 Codes are normalised to rank + suit (``4S``, ``TH``; ``10`` is read as ``T``). What a code means
 is none of this module's business: the shoe daemon validates it.
@@ -69,7 +70,14 @@ class NewDeck:
     raw: bytes
 
 
-FrameEvent = CardRead | Misread | Alarm | DeviceWarning | NewDeck
+@dataclass(frozen=True, slots=True)
+class CutCard:
+    """The cut card came out of the shoe: the coup being dealt is the shoe's last."""
+
+    raw: bytes
+
+
+FrameEvent = CardRead | Misread | Alarm | DeviceWarning | NewDeck | CutCard
 
 
 @dataclass
@@ -200,6 +208,8 @@ class MonitorParser:
             return Misread("card not read", raw)
         if body == "Shuffle":
             return NewDeck(raw)
+        if body.replace(" ", "").lower() == "cutcard":
+            return CutCard(raw)
         alarm = _ALARM.match(body)
         if alarm:
             return Alarm(alarm.group(1), alarm.group(2).strip(), raw)
@@ -226,7 +236,8 @@ def with_checksum(text: str) -> bytes:
 
 
 class LineParser:
-    """One code per line (``\\n`` or ``\\r\\n``), optional ``*XX`` checksum, ``SHUFFLE`` for a new deck."""
+    """One code per line (``\\n`` or ``\\r\\n``), optional ``*XX`` checksum, ``SHUFFLE`` for a new deck, ``CUT``
+    for the cut card."""
 
     def __init__(self) -> None:
         self.stats = ParserStats()
@@ -279,6 +290,8 @@ class LineParser:
         value = text.decode("ascii", "replace")
         if value.upper() == "SHUFFLE":
             return NewDeck(raw)
+        if value.upper() == "CUT":
+            return CutCard(raw)
         code = card_code(value)
         if code is None:
             self.stats.skip("not a card code")

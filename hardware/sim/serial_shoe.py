@@ -67,6 +67,11 @@ def shuffle_frame(dialect: str) -> bytes:
     return with_checksum("SHUFFLE") if dialect == "line" else b" [New Shoe]<Shuffle> "
 
 
+def cut_frame(dialect: str) -> bytes:
+    """The cut card out of the shoe, in either dialect."""
+    return with_checksum("CUT") if dialect == "line" else b" [Game]<Cut Card> "
+
+
 class VirtualShoe:
     def __init__(self, dialect: str = "monitor", directory: str | Path | None = None, faults: Faults | None = None):
         if dialect not in ("monitor", "line"):
@@ -155,6 +160,9 @@ class VirtualShoe:
 
     def new_deck(self) -> None:
         self.write(shuffle_frame(self.dialect))
+
+    def cut_card(self) -> None:
+        self.write(cut_frame(self.dialect))
 
     def deal_all(self, cards: Sequence[str], interval: float = 0.0, stop: threading.Event | None = None) -> int:
         """Deal cards in order, ``interval`` seconds apart; returns how many went out."""

@@ -33,8 +33,7 @@ from services.bus.client import connect, make_client
 from services.bus.messages import (
     MessageError,
     ResendRequest,
-    ShoeCard,
-    ShoeNewDeck,
+    ShoeMessage,
     ShoeStatus,
     decode,
     decode_shoe_event,
@@ -42,7 +41,7 @@ from services.bus.messages import (
 )
 
 log = logging.getLogger("studio.bus.feed")
-ShoeEvent = ShoeCard | ShoeNewDeck
+ShoeEvent = ShoeMessage
 
 
 def stamp_time(ts: str) -> datetime | None:

@@ -80,7 +80,15 @@ class ShoeNewDeck(Stamp):
     raw: str = Field(max_length=256)
 
 
-ShoeEvent = Annotated[ShoeCard | ShoeNewDeck, Field(discriminator="type")]
+class ShoeCutCard(Stamp):
+    """The cut card came out of the shoe: the coup being dealt is the shoe's last."""
+
+    type: Literal["cut_card"] = "cut_card"
+    raw: str = Field(max_length=256)
+
+
+ShoeMessage = ShoeCard | ShoeNewDeck | ShoeCutCard  # what a shoe sends on its cards topic
+ShoeEvent = Annotated[ShoeMessage, Field(discriminator="type")]
 
 
 class ShoeStatus(_Message):
@@ -194,14 +202,14 @@ class DealerView(RoundView):
     controller: Literal["online", "offline", "unknown"] | None = None
 
 
-_SHOE_EVENT: TypeAdapter[ShoeCard | ShoeNewDeck] = TypeAdapter(ShoeEvent)
+_SHOE_EVENT: TypeAdapter[ShoeMessage] = TypeAdapter(ShoeEvent)
 
 
 def encode(message: _Message) -> bytes:
     return message.model_dump_json().encode()
 
 
-def decode_shoe_event(payload: bytes) -> ShoeCard | ShoeNewDeck:
+def decode_shoe_event(payload: bytes) -> ShoeMessage:
     try:
         return _SHOE_EVENT.validate_json(payload)
     except ValidationError as error:

@@ -20,10 +20,11 @@ class DeckCount:
     seen: int  # cards that left the shoe, repeats included
     missing: tuple[Card, ...]  # a copy never seen (a card listed once per copy missing)
     doubled: tuple[Card, ...]  # seen more often than the shoe held copies of it (once per card)
+    cut: bool = False  # the shoe ended at its cut card: the cards behind it were never dealt, so none is missing
 
     @property
     def clean(self) -> bool:
-        return not self.missing and not self.doubled
+        return not self.doubled and (self.cut or not self.missing)
 
 
 class DeckTracker:
@@ -61,13 +62,15 @@ class DeckTracker:
         """A card of this shoe that was refused (scanned again, out of turn…): it left the shoe all the same."""
         self._refused.append(card)
 
-    def reconcile(self) -> DeckCount:
-        """Every card that left the shoe since the shuffle against what the shoe held."""
+    def reconcile(self, cut: bool = False) -> DeckCount:
+        """Every card that left the shoe since the shuffle against what the shoe held (``cut``: it ended at its cut
+        card, and the cards never seen are the ones behind it)."""
         counts = Counter([*self._order, *self._refused])
         return DeckCount(
             seen=sum(counts.values()),
             missing=tuple(card for card in FULL_DECK for _ in range(max(0, self.decks - counts[card]))),
             doubled=tuple(card for card in FULL_DECK if counts[card] > self.decks),
+            cut=cut,
         )
 
     @property

@@ -13,6 +13,7 @@ from services.journal.table import HeldReport
 
 
 class DeckWatch(Parts):
+    cut: bool  # the shoe's cut card came out (``shoestart``): the cards behind it are not missing
     held: int | None  # the deck report that holds the table until an operator acknowledges
     held_why: str
     _low_deck_alerted: int  # the deck (by shuffle count) already reported as too low
@@ -21,7 +22,7 @@ class DeckWatch(Parts):
         """The deck in the shoe ends: reconciled against the full deck (a report kept per deck, written with the new
         deck's journal row); a deck not whole holds the table until an operator acknowledges. Then the new deck
         (False: this message was taken before)."""
-        count = self.deck.reconcile() if self.deck.touched else None
+        count = self.deck.reconcile(cut=self.cut) if self.deck.touched else None
         written: list[int] = []
 
         def report(session: Session, entry: ShoeJournal) -> None:

@@ -8,13 +8,18 @@ from collections.abc import Callable
 
 from sqlalchemy.orm import Session
 
-from services.bus.messages import ShoeCard, ShoeNewDeck
+from services.bus.messages import ShoeMessage
 from services.cards import Card, DeckTracker
 from services.journal.models import ShoeJournal
 from services.journal.table import TableJournal
 from services.observability import metrics
 from services.rounds.records import Applied
 from services.rounds.service import RoundService
+
+
+def described(message: ShoeMessage) -> str:
+    """A shoe message as a refusal names it, its card aside (it may be another table's face-down card)."""
+    return "a card" if message.type == "card" else "a new deck" if message.type == "new_deck" else "the cut card"
 
 
 class Parts:
@@ -40,13 +45,13 @@ class Parts:
         """Cards of the current round that are dealt but not shown to the public (the engine says which)."""
         return self.current.hidden if self.current is not None else frozenset()
 
-    def _journal_entry(self, message: ShoeCard | ShoeNewDeck, disposition: str, reason: str = "") -> ShoeJournal:
+    def _journal_entry(self, message: ShoeMessage, disposition: str, reason: str = "") -> ShoeJournal:
         round_id = self.current.round_id if self.current else None
         return self.journal.entry(message, disposition, reason, round_id, self.service.clock.now())
 
     def _journal(
         self,
-        message: ShoeCard | ShoeNewDeck,
+        message: ShoeMessage,
         disposition: str,
         reason: str = "",
         also: Callable[[Session, ShoeJournal], None] | None = None,

@@ -32,11 +32,12 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from services.bus.feed import FeedStart
-from services.bus.messages import ShoeAlarm, ShoeCard, ShoeNewDeck
+from services.bus.messages import ShoeAlarm, ShoeCard, ShoeCutCard, ShoeMessage, ShoeNewDeck
 from services.cards import Card, DeckTracker
 from services.controller.console import ALERTS_KEPT, Alert, Desk, dealer_view, state_view
 from services.controller.crosscheck import CrossCheck
 from services.controller.deckwatch import DeckWatch
+from services.controller.parts import described
 from services.controller.shoestart import ShoeStart
 from services.controller.witness import Witness
 from services.games.base import FINISHED, CardWanted, GameError
@@ -86,6 +87,9 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
     _most_cards: int = 0  # the most cards one round of the table's game takes (read once)
     burn_left: int | None = None  # cards still to burn at the new shoe (``shoestart``)
     burn_of: int = 0
+    cut: bool = False  # the shoe's cut card came out (``shoestart``)
+    cut_round: str | None = None
+    _shoe_end_said: bool = False
     camera: Witness = field(default_factory=Witness)  # the overhead camera's recent sightings
     camera_state: str = "unknown"  # online | offline, as the camera's daemon last said
     journal: TableJournal = field(init=False)
@@ -95,13 +99,13 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
 
     # ---- inputs -------------------------------------------------------------------------
 
-    def on_shoe(self, message: ShoeCard | ShoeNewDeck) -> None:
+    def on_shoe(self, message: ShoeMessage) -> None:
         with contextlib.suppress(ValueError):  # a stamp that is not ISO time is the shoe's problem, not ours
             lag = (self.service.clock.now() - datetime.fromisoformat(message.ts)).total_seconds()
             metrics.RECEIVE_LAG.labels(self.table_id).observe(max(0.0, lag))
         if message.shoe_id != self.settings.shoe_id:
             # a shoe wired to the wrong table: its card may be another table's face-down card, so not named
-            what = "a card" if isinstance(message, ShoeCard) else "a new deck"
+            what = described(message)
             self._refuse(message, f"{what} from shoe {message.shoe_id}, not this table's shoe", public_card=False)
             return
         last_boot, last_seq = self._last_message
@@ -115,6 +119,9 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
             if self._new_deck(message):
                 self._shoe_opened()
                 self._publish()
+            return
+        if isinstance(message, ShoeCutCard):
+            self._cut_card(message)
             return
         card = Card.from_code(message.card)
         # one deck: a card in the round cannot come again, even across a new deck; a shoe of several holds copies
@@ -175,17 +182,17 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
         self._follow(applied)
         self._check_cards(self.service.clock.now())  # the camera may have seen it before its message came
 
-    def on_untrusted(self, message: ShoeCard | ShoeNewDeck | ShoeAlarm, why: str) -> None:
+    def on_untrusted(self, message: ShoeMessage | ShoeAlarm, why: str) -> None:
         """A message in the name of this table's shoe that its keys do not vouch for: never dealt, never obeyed."""
         self._count("untrusted")
         if isinstance(message, ShoeAlarm):
             self._alert("device", f"an alarm in the name of shoe {message.shoe_id} was ignored: {why}")
             self._publish()
             return
-        what = "a card" if isinstance(message, ShoeCard) else "a new deck"
+        what = described(message)
         self._refuse_apart(message, f"{what} in the name of shoe {message.shoe_id} refused: {why}")
 
-    def on_out_of_sequence(self, message: ShoeCard | ShoeNewDeck, why: str) -> None:
+    def on_out_of_sequence(self, message: ShoeMessage, why: str) -> None:
         """A message the shoe signed that takes no place in its sequence (``why``: the feed's word — an old run's
         message sent again, one the feed had moved past…): only counted if it is one already journaled (delivered
         again: QoS 1, a resend), else journaled apart and raised — a card is never dropped in silence."""
@@ -193,10 +200,10 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
             self._count("redelivered")
             return
         self._count("out_of_sequence")
-        what = "a card" if isinstance(message, ShoeCard) else "a new deck"
+        what = described(message)
         self._refuse_apart(message, f"{what} of shoe {message.shoe_id} refused: {why}")
 
-    def _refuse_apart(self, message: ShoeCard | ShoeNewDeck, reason: str) -> None:
+    def _refuse_apart(self, message: ShoeMessage, reason: str) -> None:
         """Refused and journaled apart from the shoe's sequence (it must not take the place of the real message with
         its seq, nor be where the feed resumes), one row per distinct message; its card is never named (a forgery or
         an old card may name a face-down card of this round)."""
@@ -272,9 +279,9 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
         pause = timedelta(milliseconds=self.settings.result_pause_ms)
         if current is not None and current.finished_at is not None and now < aware(current.finished_at) + pause:
             return
-        if self._ask_for_burns():
+        if self._ask_for_burns() or self._shoe_over():
             return
-        self.service.open_round(self.table_id)
+        self._round_opened(self.service.open_round(self.table_id))
         self._count("rounds_opened")
         self.refresh()
 
@@ -291,7 +298,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
         self.most_cards()  # read now, where a failure is the start's: never later, from ``next_deadline``
         replayed = self.journal.replay(self.service.decks(self.table_id))
         self.deck, self._journal_read, self._last_message = replayed.deck, replayed.read_to, replayed.last
-        self._recover_burn(replayed.rows)
+        self._recover_shoe(replayed.rows)
         self.refresh()
         self._hold(replayed.held)
         if self.current is not None:
@@ -373,7 +380,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
 
     # ---- alerts and views ---------------------------------------------------------------
 
-    def _refuse(self, message: ShoeCard | ShoeNewDeck, reason: str, public_card: bool = True) -> bool:
+    def _refuse(self, message: ShoeMessage, reason: str, public_card: bool = True) -> bool:
         """Record the refusal (the journal keeps the card) and alert the dealer (naming it only if not hidden);
         False, and nothing said, for a message journaled before (taken again after a failure: it was handled)."""
         if not self._journal(message, "refused", reason):

@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.bus.feed import FeedStart, stamp_time
-from services.bus.messages import ShoeCard, ShoeNewDeck, jpeg_bytes
+from services.bus.messages import ShoeCard, ShoeMessage, jpeg_bytes
 from services.cards import Card, DeckCount, DeckTracker
 from services.db.unit_of_work import run_transaction
 from services.journal.models import DECK_HELD, DECK_OK, MANUAL_SHOE, DeckReport, ShoeJournal
@@ -29,7 +29,7 @@ log = logging.getLogger("studio.journal")
 # begins so: it never counts as a card of this table's shoe, nor as where the feed stands
 UNTRUSTED = "untrusted-"
 
-Message = ShoeCard | ShoeNewDeck
+Message = ShoeMessage
 Also = Callable[[Session, ShoeJournal], None]  # more to write in the journal row's transaction
 Fence = Callable[[Session], None]  # inside a write: refuses it if this writer lost the table
 

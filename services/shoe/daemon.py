@@ -32,6 +32,7 @@ from hardware.serial_shoe import (
     Alarm,
     CardRead,
     Connected,
+    CutCard,
     DeviceWarning,
     Disconnected,
     DriverEvent,
@@ -46,6 +47,8 @@ from services.bus.messages import (
     ResendRequest,
     ShoeAlarm,
     ShoeCard,
+    ShoeCutCard,
+    ShoeMessage,
     ShoeNewDeck,
     ShoeStatus,
     decode,
@@ -184,6 +187,8 @@ class ShoeDaemon:
             self._card(event.code, False, raw, event.confidence, event.frame_time, event.crop)
         elif isinstance(event, NewDeck):
             self.new_deck(event.raw)
+        elif isinstance(event, CutCard):
+            self.cut_card(event.raw)
         elif isinstance(event, Misread):
             self._alarm("misread", text=event.reason, raw=event.raw)
         elif isinstance(event, Alarm):
@@ -206,6 +211,16 @@ class ShoeDaemon:
 
         seq, payload = self.outbox.append(build, new_deck=True)
         self.counters.new_decks += 1
+        self._publish(seq, payload)
+        return seq
+
+    def cut_card(self, raw: bytes = b"") -> int:
+        """The cut card came out of the shoe: the coup being dealt is the shoe's last."""
+
+        def build(seq: int, deck: int) -> bytes:
+            return self._sealed(ShoeCutCard(raw=_text(raw), **self._stamp(seq, deck)))
+
+        seq, payload = self.outbox.append(build)
         self._publish(seq, payload)
         return seq
 
@@ -342,7 +357,7 @@ class ShoeDaemon:
         )  # fmt: skip
         self.client.publish(self._alarms_topic, self._sealed(alarm), qos=1)
 
-    def _sealed(self, message: ShoeCard | ShoeNewDeck | ShoeAlarm) -> bytes:
+    def _sealed(self, message: ShoeMessage | ShoeAlarm) -> bytes:
         """The message as sent: signed with the shoe's key when it has one (the controller checks it)."""
         payload = encode(message)
         return payload if self.config.key is None else sign(payload, self.config.key)

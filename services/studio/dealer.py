@@ -3,7 +3,9 @@
 It is what a human dealer does at the table: read the console's next position, pull a card from
 the shoe (the pty simulator, so the card goes through the real serial driver and shoe daemon),
 and, when the console says the deck is low, run the rest of it through the shoe as burns (so the controller
-can reconcile the whole deck) and load a new one.
+can reconcile the whole deck) and load a new one. A shoe of several decks (baccarat's eight) has a cut card about a
+deck from its end: it comes out through the shoe, and when the console says the shoe is over the dealer loads a new
+one (the cards behind the cut card are not dealt); a new shoe's burn is dealt as the console asks for it.
 
 Its shoe is a physical one: the cards not yet dealt stay in it when the software restarts. They are kept
 (``PhysicalShoe``) in the run directory, owner-only and replaced atomically after each card, with the console's
@@ -52,10 +54,11 @@ class PhysicalShoe:
     dealt: tuple[Request, ...] = ()  # the console's requests a card went out for (the newest last)
     answered: str = ""  # when the low-deck request the dealer last answered was made (its alert's ``at``)
     decks: int = 1  # the decks the shoe is filled with
+    cut_at: int = 0  # the cut card comes out when this many cards are left (0: no cut card, a one-deck shoe)
 
     def text(self) -> str:
         body = {"v": 1, "table": self.table, "cards": list(self.cards), "dealt": list(self.dealt)}
-        return json.dumps(body | {"answered": self.answered, "decks": self.decks})
+        return json.dumps(body | {"answered": self.answered, "decks": self.decks, "cut_at": self.cut_at})
 
     @classmethod
     def parse(cls, text: str, table: str, where: str, decks: int = 1) -> PhysicalShoe:
@@ -76,7 +79,11 @@ class PhysicalShoe:
             raise ShoeFileError(f"{where}: its cards are not cards of {decks} deck(s)")
         if not isinstance(dealt, list) or not all(_request(item) for item in dealt) or not isinstance(answered, str):
             raise ShoeFileError(f"{where}: its requests are not (round, position, index) triples")
-        return cls(table, tuple(cards), tuple((str(r), str(p), int(i)) for r, p, i in dealt), answered, decks)
+        cut_at = body.get("cut_at", 0)
+        if type(cut_at) is not int or cut_at < 0:
+            raise ShoeFileError(f"{where}: its cut card is not a count of cards, got {cut_at!r}")
+        requests = tuple((str(r), str(p), int(i)) for r, p, i in dealt)
+        return cls(table, tuple(cards), requests, answered, decks, cut_at)
 
 
 def _over(cards: list[str], decks: int) -> bool:
@@ -146,6 +153,7 @@ class SimulatedDealer:
         now = time.monotonic()
         self._dealt: dict[Request, float] = {request: now for request in found.dealt} if found is not None else {}
         self._reloaded_for = found.answered if found is not None else ""
+        self.cut_at = found.cut_at if found is not None else 0
         self.console = Subscriber(url, [topics.round_dealer(table)])
 
     def run(self, stop: threading.Event) -> None:
@@ -171,8 +179,16 @@ class SimulatedDealer:
                 return  # dealt: the console has not caught up yet
             if self.cards and not stop.wait(self.pace):
                 self._dealt[request] = time.monotonic()
+                if len(self.cards) == self.cut_at:  # the cut card comes out before the card behind it
+                    self.shoe.cut_card()
+                    self.cut_at = 0
                 self.shoe.deal(self.cards.pop(), burn=bool(wanted.get("burn")))  # the new shoe's burn, as asked
                 self._keep()
+            return
+        ended = [alert for alert in view.get("alerts", []) if alert["kind"] == "shoe_end"]
+        if ended and ended[-1]["at"] != self._reloaded_for:  # the cut card's shoe is over: the rest is not dealt
+            self._reloaded_for = ended[-1]["at"]
+            self._load()
             return
         low = [alert for alert in view.get("alerts", []) if alert["kind"] == "deck_low"]
         if low and low[-1]["at"] != self._reloaded_for:
@@ -185,6 +201,8 @@ class SimulatedDealer:
     def _load(self) -> None:
         """A new deck in the shoe, announced through it (the controller reconciles the deck before)."""
         self.cards = shuffled_deck(self.rng.randrange(1 << 30), self.decks)
+        # a shoe of several decks gets a cut card about a deck from its end (a one-deck shoe runs to its last card)
+        self.cut_at = self.rng.randint(52, 70) if self.decks > 1 else 0
         self.shoe.new_deck()
         self._keep()
 
@@ -193,5 +211,7 @@ class SimulatedDealer:
             return
         if len(self._dealt) > KEEP_DEALT:
             self._dealt = dict(list(self._dealt.items())[-KEEP_DEALT:])
-        shoe = PhysicalShoe(self.table, tuple(self.cards), tuple(self._dealt), self._reloaded_for, self.decks)
+        shoe = PhysicalShoe(
+            self.table, tuple(self.cards), tuple(self._dealt), self._reloaded_for, self.decks, self.cut_at
+        )
         keep(self.kept_at, shoe)

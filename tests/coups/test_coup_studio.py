@@ -1,6 +1,7 @@
 """A baccarat table end to end from a pty shoe at 8 decks: the studio's production assembly (broker, database, shoe
 daemon reading a serial line, controller, ledger), the test as the dealer. A coup with a card repeated within it is
-dealt (two of the shoe's eight copies), settles with the Banker's commission, and every card is in the journal."""
+dealt (two of the shoe's eight copies), its cut card comes out of the shoe, it settles with the Banker's commission,
+and every card and the cut card are in the journal."""
 
 from __future__ import annotations
 
@@ -54,8 +55,10 @@ def test_a_coup_from_a_pty_shoe_of_eight_decks_with_a_card_twice_settles_and_is_
     round_id = state(studio)["round_id"]
     slip = BaccaratSlipIn.model_validate({"bets": [{"side": "banker", "stake": 1_000}]})
     studio.service.act("ana", round_id, "bets", slip, "a1")
-    for code in "2H 9S 2H 9S".split():  # Player 2H 2H = 4, Banker 9S 9S = 8: a Banker natural, both hands pairs
+    for code in "2H 9S 2H".split():  # Player 2H 2H = 4, Banker 9S 9S = 8: a Banker natural, both hands pairs
         deal(studio, code)
+    studio.shoes[table].cut_card()  # the cut card out of the shoe before the coup's last card: its last coup
+    deal(studio, "9S")
     wait_until(lambda: state(studio).get("phase") == "settled", 15, "the coup to settle")
     result = state(studio)["result"]
     assert result["winner"] == "banker" and result["natural"] and result["player_pair"] and result["banker_pair"]
@@ -66,5 +69,6 @@ def test_a_coup_from_a_pty_shoe_of_eight_decks_with_a_card_twice_settles_and_is_
             .order_by(ShoeJournal.id)
         ).all()  # fmt: skip
     assert [(card, disposition) for card, disposition in journaled] == [
-        ("2H", "dealt"), ("9S", "dealt"), ("2H", "dealt"), ("9S", "dealt")
+        ("2H", "dealt"), ("9S", "dealt"), ("2H", "dealt"), (None, "cut"), ("9S", "dealt")
     ]  # fmt: skip
+    assert studio.controller.tables[table].cut_round == round_id
