@@ -219,8 +219,8 @@ class CoupGame(Game[CoupRound[S, K], Command], Generic[S, K]):
                 if round_.phase != Phase.DEALING:
                     raise NotExpectedError(f"no card is expected now (phase {round_.phase})")
             case Void(reason=reason):
-                if round_.phase in (Phase.SETTLED, Phase.VOID):
-                    raise NotExpectedError(f"the coup is {round_.phase} already")
+                if round_.phase == Phase.VOID:  # a settled coup may be voided (on two operators' word)
+                    raise NotExpectedError("the coup is void already")
                 if not reason.strip():
                     raise GameError("a void needs a reason")
             case _:
@@ -355,13 +355,12 @@ class CoupGame(Game[CoupRound[S, K], Command], Generic[S, K]):
         return view
 
     def roads(self, round_: CoupRound[S, K]) -> dict[str, Any]:
-        """The shoe's roads: its earlier coups and, once settled, this one."""
-        if round_.coup is None:
+        """The shoe's roads: its earlier coups and, once settled (and not voided), this one."""
+        result = self.result(round_)
+        if result is None:  # not settled (or voided): the shoe's earlier coups only
             if round_.earlier_roads is None:
                 round_.earlier_roads = roads(round_.marks, self.sides, self.derived_roads)
             return round_.earlier_roads
-        result = self.result(round_)
-        assert result is not None
         return roads((*round_.marks, self.mark(result)), self.sides, self.derived_roads)
 
     def payouts(self, round_: CoupRound[S, K]) -> list[Payout] | None:

@@ -147,3 +147,13 @@ def test_dragon_tiger_refuses_both_sides_but_takes_a_side_and_the_tie() -> None:
     DRAGON_TIGER.apply(round_, DRAGON_TIGER.deal(Card.from_code("7S")))  # a suited tie: the half back on Dragon
     assert DRAGON_TIGER.payouts(round_) == [Payout("ana", "w1", -50), Payout("ana", "w2", 800)]
     assert set(DRAGON_TIGER.view(round_)["roads"]) == {"coups", "counts", "bead_plate", "big_road"}
+
+
+def test_a_settled_coup_voided_pays_nothing_and_leaves_the_roads() -> None:
+    round_ = live(BACCARAT, cards("2H 9S 3D KC"), [("banker", 1_000)])
+    assert BACCARAT.payouts(round_) == [Payout("p0", "w0", 950, 50)]
+    BACCARAT.apply(round_, BACCARAT.void("the wrong shoe was on the table"))
+    assert BACCARAT.payouts(round_) is None and BACCARAT.result(round_) is None
+    assert BACCARAT.view(round_)["roads"]["coups"] == 0
+    with pytest.raises(NotExpectedError, match="void already"):
+        BACCARAT.apply(round_, BACCARAT.void("again"))
