@@ -22,7 +22,7 @@ from typing import Any
 from services.bus.broker import without_login
 from services.cli.arguments import positive_int, table_ids
 from services.cli.commands import help_of
-from services.cli.up import public_login, studio_urls
+from services.cli.up import coup_tables, public_login, studio_urls
 from services.games.pokdeng import Phase, Position, RoundResult
 from services.rounds import queries
 from services.rounds.pokdeng import pokdeng
@@ -87,7 +87,7 @@ class Tally:
 
 
 def run(args: argparse.Namespace) -> int:
-    coups = tuple((table, "baccarat") for table in args.baccarat) + tuple((t, "dragontiger") for t in args.dragontiger)
+    coups = coup_tables(args)
     tables = tuple(args.tables) + tuple(table for table, _game in coups)
     rooms = tuple(args.rooms) + tuple(args.tienlen_rooms)
     with tempfile.TemporaryDirectory(prefix="studio-demo-") as directory:

@@ -14,6 +14,7 @@ from services.bus import topics
 from services.bus.broker import public_feed_url, without_login
 from services.cli.arguments import port, table_ids
 from services.cli.commands import help_of
+from services.rounds import queries
 from services.rounds.returns import HOUSE_SETTINGS
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 
@@ -23,9 +24,21 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--tables", type=table_ids, default=("T1", "T2"), help="comma-separated table ids (default T1,T2)"
     )
+    parser.add_argument(
+        "--baccarat", type=table_ids, default=(), help="comma-separated baccarat table ids, 8-deck shoes (default none)"
+    )
+    parser.add_argument(
+        "--dragontiger", type=table_ids, default=(),
+        help="comma-separated Dragon Tiger table ids, 8-deck shoes (default none)",
+    )  # fmt: skip
     parser.add_argument("--run-dir", type=Path, default=Path(".studio"), help="database, outboxes, broker URL")
     parser.add_argument("--api-port", type=port, default=8000, help="0: any free port")
     parser.set_defaults(run=run_up)
+
+
+def coup_tables(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    """The coup tables asked for (``--baccarat``, ``--dragontiger``), each with its game."""
+    return tuple((table, "baccarat") for table in args.baccarat) + tuple((t, "dragontiger") for t in args.dragontiger)
 
 
 def public_login(configured: str | None, running: str) -> str:
@@ -49,7 +62,7 @@ def studio_urls(studio: RunningStudio, tables: tuple[str, ...], login: str) -> s
         lines += [
             f"  {table} dealer console  {api}/console/{table}   (a dealer or operator token)",
             f"  {table} overlay         {api}/overlay/{table}   (public; MQTT {topics.round_state(table)})",
-            f"  {table} player's page   {api}/play/{table}   (a player token)",
+            f"  {table} player's page   {api}{queries.table(studio.service, table)['player_page']}   (a player token)",
         ]
     lines.append(f"  operator's page  {api}/ops   (rounds, evidence, void, corrections: an operator token)")
     database = "" if studio.config.database_url else f" --database {studio.database_url}"  # else the env URL is used
@@ -63,10 +76,12 @@ def studio_urls(studio: RunningStudio, tables: tuple[str, ...], login: str) -> s
 
 def run_up(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    tables = tuple(args.tables)
+    coups = coup_tables(args)
+    tables = tuple(args.tables) + tuple(table for table, _game in coups)
     config = StudioConfig(
-        tables=tables, run_dir=args.run_dir, database_url=os.environ.get("STUDIO_DATABASE_URL"),
+        tables=tuple(args.tables), run_dir=args.run_dir, database_url=os.environ.get("STUDIO_DATABASE_URL"),
         mqtt_url=os.environ.get("STUDIO_MQTT_URL"), api_port=args.api_port, table_settings=HOUSE_SETTINGS,
+        coup_tables=coups,
     )  # fmt: skip
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
