@@ -50,6 +50,13 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {value}")
+    return value
+
+
 def seed(text: str) -> int:
     value = _integer(text)
     if not 0 <= value < 2**63:

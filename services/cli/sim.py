@@ -21,7 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from services.cli.arguments import database_url, positive_int, seed
+from services.cli.arguments import database_url, non_negative_int, positive_int, seed
 from services.cli.commands import help_of
 
 if TYPE_CHECKING:
@@ -44,7 +44,10 @@ def register(commands: Any) -> None:
     parser.add_argument("--seed", type=seed, default=1, help="the first seed (default 1)")
     parser.add_argument("--seeds", type=positive_int, default=1, help="how many seeds from --seed (default 1)")
     parser.add_argument("--rounds", type=positive_int, default=20, help="rounds per seed, across its tables")
-    parser.add_argument("--tables", type=positive_int, default=2, help="tables per seed (default 2)")
+    parser.add_argument("--tables", type=positive_int, default=2, help="Pok Deng tables per seed (default 2)")
+    parser.add_argument(
+        "--baccarat", type=non_negative_int, default=0, help="baccarat tables per seed besides (default 0)"
+    )
     parser.add_argument("--faults", type=faults, default=frozenset(FAULTS), help="all (default), none, or a,b,…")
     parser.add_argument("--jobs", type=positive_int, default=1, help="seeds run side by side, one process each")
     parser.add_argument(
@@ -75,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
     url = args.database or os.environ.get("STUDIO_DATABASE_URL")
     settings = [
-        SimSettings(number, rounds=args.rounds, tables=args.tables, faults=args.faults)
+        SimSettings(number, rounds=args.rounds, tables=args.tables, baccarat=args.baccarat, faults=args.faults)
         for number in range(args.seed, args.seed + args.seeds)
     ]
     started = time.perf_counter()

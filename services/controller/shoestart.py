@@ -2,7 +2,9 @@
 
 The start: for a game that burns (baccarat, Dragon Tiger), the new shoe's first card is turned face up and as many
 cards as it says are burned face down; only then does a round take a card. Every card the shoe reads until the burn
-is done is a burn — a shoe on the line dialect cannot mark one so — and the dealer console says what to burn.
+is done is a burn — a shoe on the line dialect cannot mark one so — and the dealer console says what to burn. A new
+shoe loaded while a round is being dealt (a slip) does not stop it: the round takes its cards from the new shoe, and
+the burn comes once it is over.
 
 The end: when the shoe reports its cut card, the coup being dealt (or, between coups, the next) is the shoe's last;
 after it no round opens until a new shoe is loaded, and the cards behind the cut card are not missing when the shoe
@@ -61,9 +63,15 @@ class ShoeStart(Parts):
             self._publish()
         return True
 
+    def _burning_now(self) -> bool:
+        """A burn is due, and no round is being dealt (a round with cards dealt finishes first)."""
+        current = self.current
+        dealing = current is not None and current.phase not in FINISHED and bool(current.cards)
+        return self.burn_left is not None and not dealing
+
     def _burn_at_start(self, message: ShoeCard, card: Card) -> bool:
         """Take ``card`` as the new shoe's burn if one is under way (True); False: no burn is, the card is a round's."""
-        if self.burn_left is None:
+        if self.burn_left is None or not self._burning_now():
             return False
         if self.burn_left == FIRST:
             rule = self.service.burn_rule(self.table_id)
@@ -87,7 +95,7 @@ class ShoeStart(Parts):
 
     def _burn_wanted(self) -> dict[str, Any] | None:
         """What the console asks for while the burn is under way: the card, and what to say."""
-        if self.burn_left is None:
+        if self.burn_left is None or not self._burning_now():
             return None
         if self.burn_left == FIRST:
             text = "the burn: turn the new shoe's first card face up"
@@ -111,8 +119,9 @@ class ShoeStart(Parts):
             self.cut_round = later[0] if later else None
         if rule is None or last is None:
             return
-        if any(row.disposition == "dealt" for row in since):
-            return  # a round has taken a card from this shoe: its burn was done
+        before = {row.round_id for row in rows[:last] if row.disposition == "dealt"}  # a round dealt across the change
+        if any(row.disposition == "dealt" and row.round_id not in before for row in since):
+            return  # a round has taken its first card from this shoe: its burn was done
         burned = [Card.from_code(row.card) for row in since if row.disposition == "burn" and row.card]
         if not burned:
             self.burn_left = FIRST

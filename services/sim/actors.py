@@ -28,7 +28,6 @@ from services.ledger.errors import IdempotencyConflictError, LedgerError
 from services.rounds import decks
 from services.rounds.checks import MISMATCH, PENDING, UNSEEN, VERIFYING
 from services.rounds.errors import FlowChangedError, RoundError
-from services.rounds.pokdeng import BetSlipIn, DecisionIn, InsuranceIn
 from services.rounds.proposals import Origin
 from services.sim.checks import Violation
 
@@ -41,8 +40,8 @@ RETRIES = 6  # a client's retries of one request after 503s
 STALE_MS = 30_000  # a console still asking for a card this long after it was dealt: the dealer scans it again
 
 
-def deck(rng: random.Random) -> list[Card]:
-    cards = [Card.from_code(rank + suit) for rank in "23456789TJQKA" for suit in "SHDC"]
+def deck(rng: random.Random, decks: int = 1) -> list[Card]:
+    cards = [Card.from_code(rank + suit) for rank in "23456789TJQKA" for suit in "SHDC"] * decks
     rng.shuffle(cards)
     return cards
 
@@ -54,7 +53,9 @@ class Dealer:
 
     def __init__(self, sim: Simulation, table: str) -> None:
         self.sim, self.table, self.rng = sim, table, random.Random(sim.rng.random())
-        self.cards = deck(self.rng)
+        self.decks = sim.api.decks(table)
+        self.cards = deck(self.rng, self.decks)
+        self.cut_at = self._cut_at()
         self.out: list[Card] = []  # cards of the current deck already out of the shoe
         self.view: dict[str, Any] = {}
         self.dealt: dict[tuple[str, str, int], tuple[Card, int]] = {}  # request -> (card, its refusals seen then)
@@ -69,6 +70,11 @@ class Dealer:
             self._reloaded_for = low[-1]["at"]
             self.sim.later(self.rng.uniform(500, 2_000), f"{self.table} dealer runs out the deck and loads a new one",
                            self._run_out, self.table)  # fmt: skip
+        ended = [alert for alert in alerts if alert["kind"] == "shoe_end"]
+        if ended and ended[-1]["at"] != self._reloaded_for:  # the cut card's shoe is over: a new shoe, the rest unseen
+            self._reloaded_for = ended[-1]["at"]
+            self.sim.later(self.rng.uniform(500, 2_000), f"{self.table} dealer loads a new shoe", self.new_deck,
+                           self.table)  # fmt: skip
         if view.get("held"):
             self.sim.operator.deck_held(self.table)  # the dealer calls the pit boss
         wanted = view.get("next_card")
@@ -101,15 +107,19 @@ class Dealer:
             sim.send_card(self.table, sim.foreign_card(self.table, deck(self.rng)[0]))  # not of this deck
         if self.out and sim.fault("rescan", 0.02):
             sim.send_card(self.table, shoe.card(self.rng.choice(self.out)))  # a card scanned a second time
+        if len(self.cards) == self.cut_at:  # the cut card comes out before the card behind it
+            self.cut_at = 0
+            sim.send_card(self.table, shoe.cut_card())
         card = self._pull()
+        burn = key[1] == "burn"  # the new shoe's burn, as the console asks for it
         self.dealt[key] = (card, 0)
         self.dealt[key] = (card, self._refusals(key))
         if sim.fault("misread", 0.03):  # the shoe could not read it: the dealer scans it again
             sim.send_alarm(self.table, shoe.misread())
             sim.later(self.rng.uniform(500, 1_500), f"{self.table} dealer re-scans {card}",
-                      lambda: sim.send_card(self.table, shoe.card(card)), self.table)  # fmt: skip
+                      lambda: sim.send_card(self.table, shoe.card(card, burn)), self.table)  # fmt: skip
         else:
-            sim.send_card(self.table, shoe.card(card))
+            sim.send_card(self.table, shoe.card(card, burn))
         self._watch(key, card)
 
     def _wants(self, key: tuple[str, str, int]) -> bool:
@@ -158,8 +168,13 @@ class Dealer:
         self.new_deck()
 
     def new_deck(self) -> None:
-        self.cards, self.out = deck(self.rng), []
+        self.cards, self.out = deck(self.rng, self.decks), []
+        self.cut_at = self._cut_at()
         self.sim.send_card(self.table, self.sim.shoes[self.table].new_deck())
+
+    def _cut_at(self) -> int:
+        """Where the cut card goes: about a deck from the end of a shoe of several (a one-deck shoe has none)."""
+        return self.rng.randint(52, 70) if self.decks > 1 else 0
 
 
 @dataclass
@@ -216,10 +231,15 @@ class Players:
 
     def _slip(self, name: str, round_id: str) -> None:
         bets = []
+        coup = self.sim.games[self.table] == "baccarat"
         for _ in range(self.rng.choice((1, 1, 2, 3))):
             stake = self.rng.choice((10, 20, 50, 100, 200, 500, 1_000, self.rng.randint(1, 3_000)))
             if self.rng.random() < 0.03:
                 stake = self.rng.choice((0, -5, 10**16))  # refused by the API's schema
+            if coup:  # mostly a side, some ties and pairs; now and then both sides (refused: one side only)
+                spot = self.rng.choice(("player", "banker", "player", "banker", "tie", "player_pair", "banker_pair"))
+                bets.append({"side": spot, "stake": stake})
+                continue
             side = "banker" if self.rng.random() < 0.3 else "player"
             bets.append({"side": side, "seat": self.rng.choice(SEATS), "stake": stake})
         self.send(Request(name, round_id, "bets", {"bets": bets}, self.sim.key()))
@@ -251,7 +271,7 @@ class Players:
         sim = self.sim
         request.tries += 1
         try:
-            body = sim.bodies[request.action].model_validate(request.body)
+            body = sim.body(self.table, request.action).model_validate(request.body)
             answer = sim.api.act(request.player, request.round_id, request.action, body, request.key)
         except REFUSALS as refusal:
             sim.count(f"refused_{getattr(refusal, 'code', 'invalid_body')}")
@@ -284,8 +304,9 @@ class Players:
             self.sim.later(self.rng.uniform(10, 3_000), f"{request.player} sends {request.action} again (same key)",
                            lambda: self.send(request), self.table)  # fmt: skip
             return
-        other = dict(request.body, **({"amount": 7} if request.action == "insurance" else {"bets": [
-            {"side": "player", "seat": "A", "stake": 13}]}))  # fmt: skip
+        bet = {"side": "tie", "stake": 13} if self.sim.games[self.table] == "baccarat" else {
+            "side": "player", "seat": "A", "stake": 13}  # fmt: skip
+        other = dict(request.body, **({"amount": 7} if request.action == "insurance" else {"bets": [bet]}))
         self.sim.later(self.rng.uniform(10, 1_000), f"{request.player} reuses a key for another {request.action}",
                        lambda: self._conflict(Request(request.player, request.round_id, request.action, other,
                                                       request.key)), self.table)  # fmt: skip
@@ -293,7 +314,7 @@ class Players:
     def _conflict(self, request: Request) -> None:
         sim = self.sim
         try:
-            body = sim.bodies[request.action].model_validate(request.body)
+            body = sim.body(self.table, request.action).model_validate(request.body)
             sim.api.act(request.player, request.round_id, request.action, body, request.key)
         except IdempotencyConflictError:
             sim.count("refused_idempotency_conflict")
@@ -468,6 +489,3 @@ class Camera:
 
 def new_key(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128)))
-
-
-BODIES: dict[str, type[BaseModel]] = {"bets": BetSlipIn, "insurance": InsuranceIn, "decisions": DecisionIn}

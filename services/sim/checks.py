@@ -100,7 +100,9 @@ class Checker:
         self._balances: dict[int, int] = defaultdict(int)
         self._holds: dict[int, _Hold] = defaultdict(_Hold)
         self._escrow: dict[str, int] = defaultdict(int)  # player -> pending holds (as the shadow replay says)
-        self._decks: dict[str, set[str]] = defaultdict(set)  # table -> cards out of its current deck
+        self._decks: dict[str, Counter[str]] = defaultdict(Counter)  # table -> cards out of its current shoe fill
+        self.decks: dict[str, int] = defaultdict(lambda: 1)  # table -> how many decks its shoe holds
+        self._cut: set[str] = set()  # tables whose current shoe's cut card came out
         self._out: dict[str, Counter[str]] = defaultdict(Counter)  # table -> its shoe's cards out, refused ones too
         self.shoes: dict[str, str] = {}  # table -> its shoe
         self._round_cards: dict[str, set[str]] = defaultdict(set)
@@ -202,36 +204,42 @@ class Checker:
                 self._deck_reported(connection, row.id, row.table_id)
                 self._decks[row.table_id].clear()
                 self._out[row.table_id].clear()
+                self._cut.discard(row.table_id)
+                continue
+            if row.disposition == "cut":
+                self._cut.add(row.table_id)
                 continue
             own = row.shoe_id == self.shoes.get(row.table_id) and not row.boot_id.startswith(UNTRUSTED)
             if row.card and own and row.disposition in ("dealt", "burn", "refused"):
                 self._out[row.table_id][row.card] += 1
             elif row.disposition in ("dealt", "burn") and row.card:
-                deck = self._decks[row.table_id]
-                if row.card in deck:
-                    raise Violation(f"table {row.table_id}: card {row.card} left the same deck twice")
-                deck.add(row.card)
+                deck, decks = self._decks[row.table_id], self.decks[row.table_id]
+                if deck[row.card] >= decks:
+                    raise Violation(f"table {row.table_id}: card {row.card} left a shoe of {decks} deck(s) once more")
+                deck[row.card] += 1
                 if row.disposition == "dealt" and row.round_id:
                     cards = self._round_cards[row.round_id]
-                    if row.card in cards:
+                    if row.card in cards and decks == 1:
                         raise Violation(f"round {row.round_id}: card {row.card} dealt twice")
                     cards.add(row.card)
 
     def _deck_reported(self, connection: Connection, journal_id: int, table: str) -> None:
         """The deck that ended is reported as the journal has it: every card of its shoe out (dealt, burned,
-        refused) against the full deck; one not whole is held (or acknowledged since)."""
+        refused) against its full decks; one not whole is held (or acknowledged since) — after a cut card, only a card
+        out more often than the shoe holds it makes it not whole."""
         out = self._out[table]
         report = connection.execute(DECK_REPORT, {"journal_id": journal_id}).first()
         if not out:
             if report is not None:
                 raise Violation(f"table {table}: a deck no card left was reported ({report.status})")
             return
-        missing = " ".join(str(card) for card in FULL_DECK if not out[str(card)])
-        doubled = " ".join(str(card) for card in FULL_DECK if out[str(card)] > 1)
+        decks = self.decks[table]
+        missing = " ".join(str(card) for card in FULL_DECK for _ in range(max(0, decks - out[str(card)])))
+        doubled = " ".join(str(card) for card in FULL_DECK if out[str(card)] > decks)
         expected = (sum(out.values()), missing, doubled)
         if report is None or (report.seen, report.missing, report.doubled) != expected:
             raise Violation(f"table {table}: the deck that ended is reported as {report}, the journal says {expected}")
-        whole = not missing and not doubled
+        whole = not doubled and (table in self._cut or not missing)
         if (report.status == DECK_OK) != whole:
             raise Violation(f"table {table}: a deck {'whole' if whole else 'not whole'} is {report.status}")
 

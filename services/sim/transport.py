@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
-from services.bus.messages import ResendRequest, ShoeAlarm, ShoeCard, ShoeNewDeck, ShoeStatus, encode
+from services.bus.messages import ResendRequest, ShoeAlarm, ShoeCard, ShoeCutCard, ShoeNewDeck, ShoeStatus, encode
 from services.cards import Card
 from services.shoe.signing import ShoeKey, sign
 
@@ -165,6 +165,10 @@ class SimShoe:
         self.seq += 1
         self.deck += 1
         return self._keep(encode(ShoeNewDeck(**self._stamp(), raw="sim:new deck")))
+
+    def cut_card(self) -> bytes:
+        self.seq += 1
+        return self._keep(encode(ShoeCutCard(**self._stamp(), raw="sim:cut card")))
 
     def misread(self) -> bytes:
         alarm = ShoeAlarm(

@@ -39,7 +39,7 @@ from services.rounds.models import Round
 from services.rounds.players import PlayerService
 from services.rounds.service import Applied, RoundService
 from services.shoe.signing import KeyRing, new_key, sign
-from services.sim.actors import BODIES, Camera, Dealer, Operator, Players
+from services.sim.actors import Camera, Dealer, Operator, Players
 from services.sim.actors import new_key as request_key
 from services.sim.checks import Checker, Violation
 from services.sim.transport import Network, NetworkFaults, Scheduler, SimClock, SimShoe
@@ -77,6 +77,7 @@ class SimSettings:
     seed: int
     rounds: int = 20  # rounds to open, across all tables
     tables: int = 2
+    baccarat: int = 0  # baccarat tables besides (8-deck shoes: the burn, the cut card)
     faults: frozenset[str] = frozenset(FAULTS)
     players: int = 4  # per table
     betting_ms: int = 2_500
@@ -100,7 +101,8 @@ class Report:
     def command(self) -> str:
         s = self.settings
         faults = ",".join(sorted(s.faults)) if s.faults != frozenset(FAULTS) else "all"
-        return f"studio sim --seed {s.seed} --rounds {s.rounds} --tables {s.tables} --faults {faults or 'none'}"
+        tables = f"--tables {s.tables}" + (f" --baccarat {s.baccarat}" if s.baccarat else "")
+        return f"studio sim --seed {s.seed} --rounds {s.rounds} {tables} --faults {faults or 'none'}"
 
 
 class Killed(BaseException):
@@ -344,6 +346,8 @@ class Simulation:
             NetworkFaults(0.03, 0.05, 0.05, 0.01) if faulty else NetworkFaults(),
         )  # fmt: skip
         self.tables = [f"{tag}T{n}" for n in range(1, settings.tables + 1)]
+        self.tables += [f"{tag}B{n}" for n in range(1, settings.baccarat + 1)]
+        self.games = {table: "baccarat" if table.startswith(f"{tag}B") else "pokdeng" for table in self.tables}
         keys = {table: new_key(f"{table}-shoe") for table in self.tables}
         self.keys = KeyRing(keys=list(keys.values()))
         self.shoes = {
@@ -360,7 +364,6 @@ class Simulation:
                 self.cameras[table] = SimShoe(table, key.shoe_id, key, f"cam-{settings.seed}-{table}", self.clock)
                 self.verify[table] = chance.choice(("warn", "hold"))
             self.keys = KeyRing(keys=[*keys.values(), *(camera.key for camera in self.cameras.values() if camera.key)])
-        self.bodies: dict[str, type[BaseModel]] = BODIES
         self.opening = True
         self.counts: Counter[str] = Counter()
         self.steps = 0
@@ -380,12 +383,17 @@ class Simulation:
             "betting_window_ms": self.settings.betting_ms, "insurance_window_ms": self.settings.insurance_ms,
             "decision_window_ms": self.settings.decision_ms, "min_stake": 10, "max_stake": 2_000,
         }  # fmt: skip
+        coup = {"betting_ms": self.settings.betting_ms, "min_stake": 10, "max_stake": 2_000}
         registry = PlayerService(self.api.sessions)
+        for table in self.tables:
+            game = self.games[table]
+            self.api.create_table(table, "THB", rules if game == "pokdeng" else coup, game=game,
+                                  allow_return_over_100=True, verify=self.verify[table])  # fmt: skip
+            self.checker.decks[table] = self.api.decks(table)
         self.dealers = {table: Dealer(self, table) for table in self.tables}
         self.watchers = {table: Camera(self, table) for table in self.cameras}
         self.players: dict[str, Players] = {}
         for table in self.tables:
-            self.api.create_table(table, "THB", rules, allow_return_over_100=True, verify=self.verify[table])
             names = [f"{tag}{table}p{n}" for n in range(1, self.settings.players + 1)]
             for name in names:
                 registry.register(name)
@@ -500,6 +508,10 @@ class Simulation:
 
     def key(self) -> str:
         return request_key(self.rng)
+
+    def body(self, table: str, action: str) -> type[BaseModel]:
+        """The request body of ``action`` at ``table``'s game, as the API reads it."""
+        return next(each.body for each in self.api.games.adapter(self.games[table]).actions if each.name == action)
 
     def player_view(self, table: str, player: str) -> dict[str, Any]:
         """A player's own view through the API (``/v1/tables/{t}/me``): checked for hidden cards too."""

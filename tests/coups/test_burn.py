@@ -11,6 +11,8 @@ from services.catalog import STUDIO_GAMES
 from services.controller.table import ControllerSettings, TableController
 from services.games.coup_game import burn_count
 from services.journal.models import ShoeJournal
+from services.rounds import decks
+from services.rounds.proposals import Origin
 from services.rounds.returns import HOUSE_SETTINGS
 from tests.coups.test_live_tables import Shoe, Table
 
@@ -63,3 +65,18 @@ def test_a_pok_deng_table_burns_nothing_at_a_new_deck(database: Engine) -> None:
     table.shoe.new_shoe()
     assert "burn" not in table.controller.dealer_view().get("next_card", {})
     assert table.controller.burn_left is None and STUDIO_GAMES.game("pokdeng").burn({}) is None
+
+
+def test_a_new_shoe_loaded_mid_coup_lets_the_coup_finish_then_asks_for_the_burn(database: Engine) -> None:
+    table = Table(database, "B1", "baccarat", {})
+    table.mid_coup()
+    table.shoe.new_shoe()  # a slip: a new shoe in the middle of the coup
+    [report] = decks.reports(table.service, decks.DecksQuery(table="B1", status="held"))
+    decks.acknowledge(table.service, report["id"], "the old shoe's cards, counted", Origin("pit", "10.0.0.9"))
+    assert table.controller.dealer_view()["waiting_for"] == "the Player's second card"  # the coup goes on first
+    table.shoe.deal("3H KD")  # the coup ends (a Banker natural) from the new shoe's cards
+    assert table.public()["phase"] == "settled"
+    assert table.controller.dealer_view()["waiting_for"] == "the burn: turn the new shoe's first card face up"
+    restarted = TableController("B1", table.service, ControllerSettings("B1-shoe", result_pause_ms=0))
+    restarted.recover()  # the coup dealt across the change does not count as the burn done
+    assert restarted.dealer_view()["waiting_for"] == "the burn: turn the new shoe's first card face up"

@@ -26,11 +26,7 @@ def test_both_dialects_read_the_cut_card() -> None:
 
 def test_the_coup_dealt_when_the_cut_card_comes_out_is_the_shoes_last(database: Engine) -> None:
     table = Table(database, "B1", "baccarat", {})
-    table.shoe.new_shoe()
-    table.shoe.deal("AS 2S")  # the burn
-    table.open()
-    table.close_betting()
-    table.shoe.deal("2H 9D")
+    table.mid_coup()
     cut(table.shoe)  # out of the shoe mid-coup: this coup is the last
     assert table.controller.alerts[-1].kind == "cut_card"
     table.shoe.deal("3H KD")  # Player 5, Banker 9, a natural: the coup ends

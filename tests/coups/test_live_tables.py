@@ -62,6 +62,15 @@ class Table:
         assert current is not None and current.phase == "betting", current
         return current.round_id
 
+    def mid_coup(self) -> str:
+        """A new shoe burned (an ace: one card), a coup opened and closed, and its first two cards dealt."""
+        self.shoe.new_shoe()
+        self.shoe.deal("AS 2S")
+        round_id = self.open()
+        self.close_betting()
+        self.shoe.deal("2H 9D")
+        return round_id
+
     def close_betting(self) -> None:
         self.controller.refresh()
         self.controller.tick(self.clock.advance(seconds=20))

@@ -191,5 +191,5 @@ def test_no_bytes_whatsoever_make_a_parser_raise_or_hoard_memory(dialect: str, c
     parser = parser_for(dialect)
     for chunk in chunks:
         for event in parser.feed(chunk):
-            assert isinstance(event, CardRead | Misread | Alarm | DeviceWarning | NewDeck)
+            assert isinstance(event, FrameEvent)  # one of the typed events, never anything else
     assert len(parser._buffer) <= MAX_FRAME + 300  # a partial frame is all a parser may keep

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from services.cli import main
 from services.db import make_engine, migrate
@@ -39,6 +39,22 @@ def test_seeded_rounds_with_every_fault_keep_every_invariant(database: Engine, s
     struck = {name.removeprefix("fault_") for name, count in report.counts.items() if name.startswith("fault_")}
     assert len(struck) >= 10, f"only {sorted(struck)} of the faults struck"
     assert report.counts.get("accepted_bets", 0) > 0 and report.counts.get("refused_invalid_wager", 0) > 0
+
+
+def test_a_baccarat_table_beside_a_pok_deng_one_keeps_every_invariant_under_every_fault(database: Engine) -> None:
+    """An 8-deck shoe: the burn at each new shoe (a new shoe mid-coup lets the coup finish first), copies of a card in
+    one shoe, the coup's bets and its settlement, under the same faults as Pok Deng's tables."""
+    report = simulate(database, 7, ROUNDS, tables=1, baccarat=1)
+    assert report.violation is None, "\n".join([report.violation or "", *report.trace, report.command()])
+    assert report.command().endswith("--tables 1 --baccarat 1 --faults all")
+    with database.connect() as connection:
+        settled = connection.execute(
+            text("SELECT count(*) FROM rounds WHERE table_id = 's7-B1' AND settled_at IS NOT NULL")
+        ).scalar_one()
+        burned = connection.execute(
+            text("SELECT count(*) FROM shoe_journal WHERE table_id = 's7-B1' AND reason LIKE '%new shoe%'")
+        ).scalar_one()
+    assert settled >= 10 and burned > 0
 
 
 def test_a_controller_killed_between_steps_inside_a_transaction_or_before_it_publishes_recovers(
