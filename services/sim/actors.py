@@ -1,4 +1,4 @@
-"""The people of the simulated studio: a dealer per table, players, and an operator.
+"""The people of the simulated studio: players and an operator (each table's dealer and camera: ``dealer``).
 
 Each reacts to what its screen shows (the dealer console, the public state, the player's own
 view) after a human delay, and calls what the real one calls: the dealer the shoe, the players the
@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.exc import DBAPIError
 
-from services.cards import Card
 from services.games.base import FINISHED, GameError
 from services.games.pokdeng.port import INSURANCE
 from services.journal.models import DECK_HELD
 from services.ledger.errors import IdempotencyConflictError, LedgerError
 from services.rounds import decks
-from services.rounds.checks import MISMATCH, PENDING, UNSEEN, VERIFYING
+from services.rounds.checks import MISMATCH, UNSEEN, VERIFYING
 from services.rounds.errors import FlowChangedError, RoundError
 from services.rounds.proposals import Origin
 from services.sim.checks import Violation
+from services.sim.dealer import deck
 
 if TYPE_CHECKING:
     from services.sim.world import Simulation
@@ -37,144 +37,6 @@ if TYPE_CHECKING:
 REFUSALS = (GameError, RoundError, LedgerError, ValidationError)  # the API answers these 4xx, with their reason
 SEATS = ("A", "B", "C")
 RETRIES = 6  # a client's retries of one request after 503s
-STALE_MS = 30_000  # a console still asking for a card this long after it was dealt: the dealer scans it again
-
-
-def deck(rng: random.Random, decks: int = 1) -> list[Card]:
-    cards = [Card.from_code(rank + suit) for rank in "23456789TJQKA" for suit in "SHDC"] * decks
-    rng.shuffle(cards)
-    return cards
-
-
-class Dealer:
-    """Deals what the console asks for, one card per request, through the table's shoe; loads a new deck when
-    the console says it is low. Its slips (the table's faults) are the seed's: misreads, burns, a card from
-    another shoe, a card dealt early or one too many, a card scanned twice, a new deck in mid-round."""
-
-    def __init__(self, sim: Simulation, table: str) -> None:
-        self.sim, self.table, self.rng = sim, table, random.Random(sim.rng.random())
-        self.decks = sim.api.decks(table)
-        self.cards = deck(self.rng, self.decks)
-        self.cut_at = self._cut_at()
-        self.out: list[Card] = []  # cards of the current deck already out of the shoe
-        self.view: dict[str, Any] = {}
-        self.dealt: dict[tuple[str, str, int], tuple[Card, int]] = {}  # request -> (card, its refusals seen then)
-        self._reloaded_for = ""
-        self._pending: set[tuple[str, str, int]] = set()
-
-    def on_view(self, view: dict[str, Any]) -> None:
-        self.view = view
-        alerts = view.get("alerts", [])
-        low = [alert for alert in alerts if alert["kind"] == "deck_low"]
-        if low and low[-1]["at"] != self._reloaded_for:
-            self._reloaded_for = low[-1]["at"]
-            self.sim.later(self.rng.uniform(500, 2_000), f"{self.table} dealer runs out the deck and loads a new one",
-                           self._run_out, self.table)  # fmt: skip
-        ended = [alert for alert in alerts if alert["kind"] == "shoe_end"]
-        if ended and ended[-1]["at"] != self._reloaded_for:  # the cut card's shoe is over: a new shoe, the rest unseen
-            self._reloaded_for = ended[-1]["at"]
-            self.sim.later(self.rng.uniform(500, 2_000), f"{self.table} dealer loads a new shoe", self.new_deck,
-                           self.table)  # fmt: skip
-        if view.get("held"):
-            self.sim.operator.deck_held(self.table)  # the dealer calls the pit boss
-        wanted = view.get("next_card")
-        if wanted:
-            key = (str(view.get("round_id")), str(wanted["position"]), int(wanted["index"]))
-            again = key in self.dealt and self._refusals(key) > self.dealt[key][1]
-            if key not in self._pending and (key not in self.dealt or again):
-                self._pending.add(key)
-                self.sim.later(self.rng.uniform(150, 700), f"{self.table} dealer deals {key[1]}{key[2]}",
-                               lambda: self._deal(key), self.table)  # fmt: skip
-            return
-        phase = view.get("phase")
-        if phase == "betting" and self.sim.fault("early", 0.02):
-            self.sim.later(self.rng.uniform(100, 2_000), f"{self.table} dealer deals before betting closed",
-                           self._stray, self.table)  # fmt: skip
-        elif phase in FINISHED and self.sim.fault("extra", 0.03):
-            self.sim.later(self.rng.uniform(100, 800), f"{self.table} dealer deals one card too many",
-                           self._stray, self.table)  # fmt: skip
-
-    def _deal(self, key: tuple[str, str, int]) -> None:
-        self._pending.discard(key)
-        if not self._wants(key):
-            return  # the console moved on meanwhile
-        sim, shoe = self.sim, self.sim.shoes[self.table]
-        if sim.fault("deck", 0.01):
-            self.new_deck()
-        if sim.fault("burn", 0.03):
-            sim.send_card(self.table, shoe.card(self._pull(), burn=True))
-        if sim.fault("foreign", 0.02):
-            sim.send_card(self.table, sim.foreign_card(self.table, deck(self.rng)[0]))  # not of this deck
-        if self.out and sim.fault("rescan", 0.02):
-            sim.send_card(self.table, shoe.card(self.rng.choice(self.out)))  # a card scanned a second time
-        if len(self.cards) == self.cut_at:  # the cut card comes out before the card behind it
-            self.cut_at = 0
-            sim.send_card(self.table, shoe.cut_card())
-        card = self._pull()
-        burn = key[1] == "burn"  # the new shoe's burn, as the console asks for it
-        self.dealt[key] = (card, 0)
-        self.dealt[key] = (card, self._refusals(key))
-        if sim.fault("misread", 0.03):  # the shoe could not read it: the dealer scans it again
-            sim.send_alarm(self.table, shoe.misread())
-            sim.later(self.rng.uniform(500, 1_500), f"{self.table} dealer re-scans {card}",
-                      lambda: sim.send_card(self.table, shoe.card(card, burn)), self.table)  # fmt: skip
-        else:
-            sim.send_card(self.table, shoe.card(card, burn))
-        self._watch(key, card)
-
-    def _wants(self, key: tuple[str, str, int]) -> bool:
-        """Whether the console asks for ``key``'s card now."""
-        wanted: dict[str, Any] | None = self.view.get("next_card")
-        return wanted is not None and (str(self.view.get("round_id")), wanted["position"], wanted["index"]) == key
-
-    def _watch(self, key: tuple[str, str, int], card: Card) -> None:
-        """A console still asking for a dealt card long after: the dealer scans the card again (as the studio's
-        procedure says; the scan may never have reached the controller)."""
-
-        def check() -> None:
-            if self._wants(key) and self.dealt[key][0] == card and self._refusals(key) == self.dealt[key][1]:
-                self.sim.count("dealer_rescans")
-                self.sim.send_card(self.table, self.sim.shoes[self.table].card(card))
-                self._watch(key, card)
-
-        self.sim.later(STALE_MS, f"{self.table} dealer checks {key[1]}{key[2]} was taken", check, self.table)
-
-    def _refusals(self, key: tuple[str, str, int]) -> int:
-        """How many refusals on the console may be of the card dealt for ``key`` (one the dealer must replace: a
-        card of a new deck that this round already has; the console does not name a face-down one)."""
-        card = str(self.dealt[key][0])
-        return sum(
-            1
-            for alert in self.view.get("alerts", [])
-            if alert["kind"] == "refused_card"
-            and (alert.get("card") == card or alert["message"].startswith("a face-down card"))
-        )
-
-    def _stray(self) -> None:
-        self.sim.send_card(self.table, self.sim.shoes[self.table].card(self._pull()))
-
-    def _pull(self) -> Card:
-        if not self.cards:
-            self.new_deck()
-        card = self.cards.pop()
-        self.out.append(card)
-        return card
-
-    def _run_out(self) -> None:
-        """The rest of the deck through the shoe as burns (so every card is counted), then a new deck."""
-        shoe = self.sim.shoes[self.table]
-        while self.cards:
-            self.sim.send_card(self.table, shoe.card(self._pull(), burn=True))
-        self.new_deck()
-
-    def new_deck(self) -> None:
-        self.cards, self.out = deck(self.rng, self.decks), []
-        self.cut_at = self._cut_at()
-        self.sim.send_card(self.table, self.sim.shoes[self.table].new_deck())
-
-    def _cut_at(self) -> int:
-        """Where the cut card goes: about a deck from the end of a shoe of several (a one-deck shoe has none)."""
-        return self.rng.randint(52, 70) if self.decks > 1 else 0
 
 
 @dataclass
@@ -266,12 +128,17 @@ class Players:
         self.sim.later(self.rng.uniform(100, late), f"{name} decides {body['choice']}",
                        lambda: self.send(Request(name, round_id, "decisions", body, None)), self.table)  # fmt: skip
 
+    def body(self, action: str) -> type[BaseModel]:
+        """The request body of ``action`` at this table's game, as the API reads it."""
+        return next(each.body for each in self.sim.api.games.adapter(self.sim.games[self.table]).actions
+                    if each.name == action)  # fmt: skip
+
     def send(self, request: Request) -> None:
         """The request as the API runs it; a 503 is retried with the same key, a retry must match the first."""
         sim = self.sim
         request.tries += 1
         try:
-            body = sim.body(self.table, request.action).model_validate(request.body)
+            body = self.body(request.action).model_validate(request.body)
             answer = sim.api.act(request.player, request.round_id, request.action, body, request.key)
         except REFUSALS as refusal:
             sim.count(f"refused_{getattr(refusal, 'code', 'invalid_body')}")
@@ -314,7 +181,7 @@ class Players:
     def _conflict(self, request: Request) -> None:
         sim = self.sim
         try:
-            body = sim.body(self.table, request.action).model_validate(request.body)
+            body = self.body(request.action).model_validate(request.body)
             sim.api.act(request.player, request.round_id, request.action, body, request.key)
         except IdempotencyConflictError:
             sim.count("refused_idempotency_conflict")
@@ -449,42 +316,6 @@ class Operator:
         self.sim.count("operator_done")
         if table:
             self.sim.changed(table)
-
-
-class Camera:
-    """A table's overhead camera, the shoe's witness: it sees each card the console says is being checked, a moment
-    later — or, by the seed (its own random numbers), misses it, sees another card, or sees it after its window."""
-
-    def __init__(self, sim: Simulation, table: str) -> None:
-        self.sim, self.table = sim, table
-        self.rng = random.Random(f"camera:{sim.settings.seed}:{table}")
-        self.round_id = ""
-        self.seen: set[int] = set()  # positions of the current round the camera has looked at
-
-    def on_view(self, view: dict[str, Any]) -> None:
-        round_id = str(view.get("round_id"))
-        if round_id != self.round_id:
-            self.round_id, self.seen = round_id, set()
-        for check in view.get("checks", []):
-            position = int(check["position"])
-            if check["status"] != PENDING or position in self.seen:
-                continue
-            self.seen.add(position)
-            roll = self.rng.random()
-            if roll < 0.03:
-                self.sim.count("camera_missed")
-                continue
-            code = str(check["card"])
-            if roll < 0.06:
-                self.sim.count("camera_misread")
-                code = self.rng.choice([str(card) for card in deck(self.rng) if str(card) != code])
-            late = roll > 0.98
-            delay = self.rng.uniform(4_000, 6_000) if late else self.rng.uniform(100, 1_500)
-            self.sim.later(delay, f"{self.table} camera sees {code}{' late' if late else ''}",
-                           partial(self._see, code), self.table)  # fmt: skip
-
-    def _see(self, code: str) -> None:
-        self.sim.send_sighting(self.table, self.sim.cameras[self.table].card(Card.from_code(code)))
 
 
 def new_key(rng: random.Random) -> str:

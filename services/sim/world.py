@@ -20,7 +20,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel
 from sqlalchemy import Engine, event
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import sessionmaker
@@ -39,9 +38,10 @@ from services.rounds.models import Round
 from services.rounds.players import PlayerService
 from services.rounds.service import Applied, RoundService
 from services.shoe.signing import KeyRing, new_key, sign
-from services.sim.actors import Camera, Dealer, Operator, Players
+from services.sim.actors import Operator, Players
 from services.sim.actors import new_key as request_key
 from services.sim.checks import Checker, Violation
+from services.sim.dealer import Camera, Dealer
 from services.sim.transport import Network, NetworkFaults, Scheduler, SimClock, SimShoe
 
 FAULTS: dict[str, str] = {
@@ -379,15 +379,12 @@ class Simulation:
         self._setup(tag)
 
     def _setup(self, tag: str) -> None:
-        rules = {
-            "betting_window_ms": self.settings.betting_ms, "insurance_window_ms": self.settings.insurance_ms,
-            "decision_window_ms": self.settings.decision_ms, "min_stake": 10, "max_stake": 2_000,
-        }  # fmt: skip
-        coup = {"betting_ms": self.settings.betting_ms, "min_stake": 10, "max_stake": 2_000}
+        s, limits = self.settings, {"min_stake": 10, "max_stake": 2_000}
+        rules = {"baccarat": {"betting_ms": s.betting_ms, **limits}, "pokdeng": {"betting_window_ms": s.betting_ms,
+                 "insurance_window_ms": s.insurance_ms, "decision_window_ms": s.decision_ms, **limits}}  # fmt: skip
         registry = PlayerService(self.api.sessions)
-        for table in self.tables:
-            game = self.games[table]
-            self.api.create_table(table, "THB", rules if game == "pokdeng" else coup, game=game,
+        for table in self.tables:  # the checker counts each card up to the table's decks
+            self.api.create_table(table, "THB", rules[self.games[table]], game=self.games[table],
                                   allow_return_over_100=True, verify=self.verify[table])  # fmt: skip
             self.checker.decks[table] = self.api.decks(table)
         self.dealers = {table: Dealer(self, table) for table in self.tables}
@@ -508,10 +505,6 @@ class Simulation:
 
     def key(self) -> str:
         return request_key(self.rng)
-
-    def body(self, table: str, action: str) -> type[BaseModel]:
-        """The request body of ``action`` at ``table``'s game, as the API reads it."""
-        return next(each.body for each in self.api.games.adapter(self.games[table]).actions if each.name == action)
 
     def player_view(self, table: str, player: str) -> dict[str, Any]:
         """A player's own view through the API (``/v1/tables/{t}/me``): checked for hidden cards too."""

@@ -71,6 +71,19 @@ def test_a_player_bets_on_the_coup_page_and_sees_the_result_and_the_roads(
     overlay = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
     overlay.goto(f"{live.api_url}/overlay/{table}?lang=vi")
 
+    # a new shoe: the dealer console (in Vietnamese) asks for the burn before the coup takes a card
+    console = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+    console.goto(f"{live.api_url}/console/{table}?lang=vi")
+    console.fill("#token", operator)
+    console.click("#login button[type=submit]")
+    live.shoes[table].new_deck()
+    console.wait_for_function("document.getElementById('next').textContent.startsWith('Đốt bài')", timeout=15_000)
+    assert console.inner_text("#next") == "Đốt bài — lật ngửa lá đầu tiên của shoe mới"
+    live.shoes[table].deal("AS")  # an ace: one more to burn
+    console.wait_for_function("document.getElementById('next').textContent.includes('lá đốt thứ 1')", timeout=15_000)
+    live.shoes[table].deal("2S")
+    console.wait_for_function("!document.getElementById('next').textContent.startsWith('Đốt bài')", timeout=15_000)
+
     spots = page.eval_on_selector_all(".spot", "spots => spots.map((s) => s.dataset.spot)")
     assert spots == ["tie", "player_pair", "banker_pair", "player", "banker"]
     assert page.inner_text(".spot[data-spot=banker] .pays") == "pays 1:1 less 5 %"
@@ -94,6 +107,7 @@ def test_a_player_bets_on_the_coup_page_and_sees_the_result_and_the_roads(
         deal(live, code)
 
     page.wait_for_selector("#result .winner[data-winner=banker]", timeout=15_000)
+    assert console.inner_text(".hand[data-position=player] .name") == "Con"  # the console names the coup's hands
     assert page.inner_text("#result .winner") == "Banker wins"
     assert page.inner_text("#result .flags") == "a natural"
     page.wait_for_selector("#net[data-net='90']", timeout=15_000)  # 200 less 5 % is 190, the tie's 100 lost

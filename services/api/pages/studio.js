@@ -37,10 +37,11 @@ function gameName(game) {
   return I18N.has("game." + game) ? t("game." + game) : game;
 }
 
-// A Pok Deng position as the players call it: "Banker", "Seat A".
+// A hand as the players call it: Pok Deng's "Banker", "Seat A"; a coup game's "Player", "Dragon", "Tiger".
 function positionName(position) {
-  return position === "banker" ? t("hand.banker") : /^[A-Z]$/.test(position) ? t("hand.seat", { seat: position })
-    : position;
+  if (position === "banker") return t("hand.banker");
+  if (/^[A-Z]$/.test(position)) return t("hand.seat", { seat: position });
+  return I18N.has("coup.side." + position) ? t("coup.side." + position) : position;
 }
 
 function handNode(position, hand, outcome) {
