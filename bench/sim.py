@@ -23,7 +23,8 @@ from sqlalchemy import text
 
 from services.cli.sim import faults, scratch_engine
 from services.sim import checks
-from services.sim.world import SimSettings, Simulation
+from services.sim.runs import SimSettings
+from services.sim.world import Simulation
 
 
 def main() -> None:

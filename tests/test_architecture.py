@@ -19,7 +19,7 @@ SERVICES = ROOT / "services"
 MOST_LINES = 450
 # The files still over MOST_LINES, each with the size it may not grow past: the core's split shrinks this list.
 STILL_LARGE = {
-    "services/sim/world.py": 679,
+    "services/sim/world.py": 631,
     "services/controller/runner.py": 455,
 }
 

@@ -32,7 +32,7 @@ ALL = "all"
 
 
 def register(commands: Any) -> None:
-    from services.sim.world import FAULTS
+    from services.sim.runs import FAULTS
 
     parser = commands.add_parser(
         "sim",
@@ -48,6 +48,9 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--baccarat", type=non_negative_int, default=0, help="baccarat tables per seed besides (default 0)"
     )
+    parser.add_argument(
+        "--dragontiger", type=non_negative_int, default=0, help="Dragon Tiger tables per seed besides (default 0)"
+    )
     parser.add_argument("--faults", type=faults, default=frozenset(FAULTS), help="all (default), none, or a,b,…")
     parser.add_argument("--jobs", type=positive_int, default=1, help="seeds run side by side, one process each")
     parser.add_argument(
@@ -58,7 +61,7 @@ def register(commands: Any) -> None:
 
 
 def faults(text: str) -> frozenset[str]:
-    from services.sim.world import FAULTS
+    from services.sim.runs import FAULTS
 
     if text == ALL:
         return frozenset(FAULTS)
@@ -74,11 +77,18 @@ def faults(text: str) -> frozenset[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from services.sim.world import SimSettings
+    from services.sim.runs import SimSettings
 
     url = args.database or os.environ.get("STUDIO_DATABASE_URL")
     settings = [
-        SimSettings(number, rounds=args.rounds, tables=args.tables, baccarat=args.baccarat, faults=args.faults)
+        SimSettings(
+            number,
+            rounds=args.rounds,
+            tables=args.tables,
+            baccarat=args.baccarat,
+            dragontiger=args.dragontiger,
+            faults=args.faults,
+        )
         for number in range(args.seed, args.seed + args.seeds)
     ]
     started = time.perf_counter()

@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 
 REFUSALS = (GameError, RoundError, LedgerError, ValidationError)  # the API answers these 4xx, with their reason
 SEATS = ("A", "B", "C")
+SPOTS = {  # a coup game's bets as its simulated players choose them: the sides twice as often
+    "baccarat": ("player", "banker", "player", "banker", "tie", "player_pair", "banker_pair"),
+    "dragontiger": ("dragon", "tiger", "dragon", "tiger", "tie", "suited_tie"),
+}
 RETRIES = 6  # a client's retries of one request after 503s
 
 
@@ -93,14 +97,13 @@ class Players:
 
     def _slip(self, name: str, round_id: str) -> None:
         bets = []
-        coup = self.sim.games[self.table] == "baccarat"
+        coup = SPOTS.get(self.sim.games[self.table])  # a coup game's spots, sides twice (None: Pok Deng)
         for _ in range(self.rng.choice((1, 1, 2, 3))):
             stake = self.rng.choice((10, 20, 50, 100, 200, 500, 1_000, self.rng.randint(1, 3_000)))
             if self.rng.random() < 0.03:
                 stake = self.rng.choice((0, -5, 10**16))  # refused by the API's schema
-            if coup:  # mostly a side, some ties and pairs; now and then both sides (refused: one side only)
-                spot = self.rng.choice(("player", "banker", "player", "banker", "tie", "player_pair", "banker_pair"))
-                bets.append({"side": spot, "stake": stake})
+            if coup:  # mostly a side, some ties and side bets; now and then both sides (refused: one side only)
+                bets.append({"side": self.rng.choice(coup), "stake": stake})
                 continue
             side = "banker" if self.rng.random() < 0.3 else "player"
             bets.append({"side": side, "seat": self.rng.choice(SEATS), "stake": stake})
@@ -171,7 +174,7 @@ class Players:
             self.sim.later(self.rng.uniform(10, 3_000), f"{request.player} sends {request.action} again (same key)",
                            lambda: self.send(request), self.table)  # fmt: skip
             return
-        bet = {"side": "tie", "stake": 13} if self.sim.games[self.table] == "baccarat" else {
+        bet = {"side": "tie", "stake": 13} if self.sim.games[self.table] in SPOTS else {
             "side": "player", "seat": "A", "stake": 13}  # fmt: skip
         other = dict(request.body, **({"amount": 7} if request.action == "insurance" else {"bets": [bet]}))
         self.sim.later(self.rng.uniform(10, 1_000), f"{request.player} reuses a key for another {request.action}",

@@ -34,6 +34,8 @@ class Dealer:
         self.decks = sim.api.decks(table)
         self.cards = deck(self.rng, self.decks)
         self.cut_at = self._cut_at()
+        if self.decks > 1:  # a shoe of several decks is loaded through the shoe, announced: its burn comes first
+            sim.later(self.rng.uniform(10, 100), f"{table} dealer loads the first shoe", self.new_deck, table)
         self.out: list[Card] = []  # cards of the current deck already out of the shoe
         self.view: dict[str, Any] = {}
         self.dealt: dict[tuple[str, str, int], tuple[Card, int]] = {}  # request -> (card, its refusals seen then)

@@ -16,7 +16,7 @@ import random
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -42,27 +42,9 @@ from services.sim.actors import Operator, Players
 from services.sim.actors import new_key as request_key
 from services.sim.checks import Checker, Violation
 from services.sim.dealer import Camera, Dealer
+from services.sim.runs import Report, SimSettings
 from services.sim.transport import Network, NetworkFaults, Scheduler, SimClock, SimShoe
 
-FAULTS: dict[str, str] = {
-    "crash": "the controller process dies at any step and restarts from the database",
-    "network": "shoe messages duplicated, reordered, delayed or lost (the resend path refills them)",
-    "broker": "the broker goes away for a while",
-    "database": "a database statement fails mid-transaction (the connection lost, or the statement refused)",
-    "misread": "the shoe cannot read a card; the dealer scans it again",
-    "burn": "a burn card before a card",
-    "foreign": "a card from another shoe, or one signed with a key the table does not hold",
-    "early": "a card dealt while betting is open",
-    "extra": "a card dealt when the round wants none",
-    "rescan": "a card of the deck scanned a second time",
-    "deck": "a new deck loaded in the middle of a round",
-    "retry": "players send a request again with the same idempotency key, or reuse a key for another request",
-    "disconnect": "a player leaves their draw/stand decision to time out",
-    "race": "bets sent right at the close of betting",
-    "operator": "operators void rounds (settled or not) and correct settled rounds' cards",
-    "camera": "an overhead camera checks the shoe (verify warn or hold): it misses a card, sees another or sees it "
-    "late; operators confirm the disputed reads",
-}
 DRAIN = timedelta(minutes=1)  # after the last round: the time the shoes' last messages have to reach the controller
 STUCK = timedelta(minutes=10)  # a round not ended after this much simulated time is a violation
 WAKES = "controller wakes"
@@ -70,39 +52,6 @@ SPIN = 200  # the controller's wakes in a row with nothing else between them: it
 ROUTINE = ("shoe heartbeat", "shoe status", WAKES, "waits for the lease", "feed checks its gap")
 TRACE = 400  # the steps kept per table for a violation's trace
 log = logging.getLogger("studio.sim")
-
-
-@dataclass(frozen=True)
-class SimSettings:
-    seed: int
-    rounds: int = 20  # rounds to open, across all tables
-    tables: int = 2
-    baccarat: int = 0  # baccarat tables besides (8-deck shoes: the burn, the cut card)
-    faults: frozenset[str] = frozenset(FAULTS)
-    players: int = 4  # per table
-    betting_ms: int = 2_500
-    insurance_ms: int = 1_500
-    decision_ms: int = 2_000
-
-
-@dataclass
-class Report:
-    settings: SimSettings
-    steps: int = 0
-    checks: int = 0
-    rounds: int = 0  # rounds that ended
-    simulated_s: float = 0.0
-    counts: dict[str, int] = field(default_factory=dict)
-    violation: str | None = None
-    step: int | None = None  # the step at which it was found
-    trace: list[str] = field(default_factory=list)
-    digest: str = ""  # of every step taken: two runs of one seed and options have the same
-
-    def command(self) -> str:
-        s = self.settings
-        faults = ",".join(sorted(s.faults)) if s.faults != frozenset(FAULTS) else "all"
-        tables = f"--tables {s.tables}" + (f" --baccarat {s.baccarat}" if s.baccarat else "")
-        return f"studio sim --seed {s.seed} --rounds {s.rounds} {tables} --faults {faults or 'none'}"
 
 
 class Killed(BaseException):
@@ -346,8 +295,10 @@ class Simulation:
             NetworkFaults(0.03, 0.05, 0.05, 0.01) if faulty else NetworkFaults(),
         )  # fmt: skip
         self.tables = [f"{tag}T{n}" for n in range(1, settings.tables + 1)]
-        self.tables += [f"{tag}B{n}" for n in range(1, settings.baccarat + 1)]
-        self.games = {table: "baccarat" if table.startswith(f"{tag}B") else "pokdeng" for table in self.tables}
+        self.games = {table: "pokdeng" for table in self.tables} | {
+            f"{tag}{game[0].upper()}{n}": game for game, count in settings.coups().items() for n in range(1, count + 1)
+        }
+        self.tables = list(self.games)
         keys = {table: new_key(f"{table}-shoe") for table in self.tables}
         self.keys = KeyRing(keys=list(keys.values()))
         self.shoes = {
@@ -380,7 +331,8 @@ class Simulation:
 
     def _setup(self, tag: str) -> None:
         s, limits = self.settings, {"min_stake": 10, "max_stake": 2_000}
-        rules = {"baccarat": {"betting_ms": s.betting_ms, **limits}, "pokdeng": {"betting_window_ms": s.betting_ms,
+        rules = {"baccarat": (coup := {"betting_ms": s.betting_ms, **limits}), "dragontiger": coup, "pokdeng": {
+                 "betting_window_ms": s.betting_ms,
                  "insurance_window_ms": s.insurance_ms, "decision_window_ms": s.decision_ms, **limits}}  # fmt: skip
         registry = PlayerService(self.api.sessions)
         for table in self.tables:  # the checker counts each card up to the table's decks

@@ -19,7 +19,8 @@ from services.cli import main
 from services.db import make_engine, migrate
 from services.games.pokdeng import port as pokdeng_port
 from services.ledger import settlement
-from services.sim.world import Report, SimSettings, Simulation
+from services.sim.runs import Report, SimSettings
+from services.sim.world import Simulation
 
 ROUNDS = 60  # per seed, across 2 tables
 SEEDS = (1, 2, 3, 4)  # make test: 240 rounds with every fault
@@ -41,20 +42,21 @@ def test_seeded_rounds_with_every_fault_keep_every_invariant(database: Engine, s
     assert report.counts.get("accepted_bets", 0) > 0 and report.counts.get("refused_invalid_wager", 0) > 0
 
 
-def test_a_baccarat_table_beside_a_pok_deng_one_keeps_every_invariant_under_every_fault(database: Engine) -> None:
-    """An 8-deck shoe: the burn at each new shoe (a new shoe mid-coup lets the coup finish first), copies of a card in
-    one shoe, the coup's bets and its settlement, under the same faults as Pok Deng's tables."""
-    report = simulate(database, 7, ROUNDS, tables=1, baccarat=1)
+def test_coup_tables_beside_a_pok_deng_one_keep_every_invariant_under_every_fault(database: Engine) -> None:
+    """Baccarat and Dragon Tiger from 8-deck shoes: the burn at each new shoe (a new shoe mid-coup lets the coup finish
+    first), copies of a card in one shoe, the coups' bets and settlement, under the same faults as Pok Deng's tables."""
+    report = simulate(database, 7, ROUNDS, tables=1, baccarat=1, dragontiger=1)
     assert report.violation is None, "\n".join([report.violation or "", *report.trace, report.command()])
-    assert report.command().endswith("--tables 1 --baccarat 1 --faults all")
+    assert report.command().endswith("--tables 1 --baccarat 1 --dragontiger 1 --faults all")
     with database.connect() as connection:
-        settled = connection.execute(
-            text("SELECT count(*) FROM rounds WHERE table_id = 's7-B1' AND settled_at IS NOT NULL")
-        ).scalar_one()
-        burned = connection.execute(
-            text("SELECT count(*) FROM shoe_journal WHERE table_id = 's7-B1' AND reason LIKE '%new shoe%'")
-        ).scalar_one()
-    assert settled >= 10 and burned > 0
+        for table in ("s7-B1", "s7-D1"):
+            settled = connection.execute(
+                text("SELECT count(*) FROM rounds WHERE table_id = :t AND settled_at IS NOT NULL"), {"t": table}
+            ).scalar_one()
+            burned = connection.execute(
+                text("SELECT count(*) FROM shoe_journal WHERE table_id = :t AND reason LIKE '%new shoe%'"), {"t": table}
+            ).scalar_one()
+            assert settled >= 8 and burned > 0, (table, settled, burned)
 
 
 def test_a_controller_killed_between_steps_inside_a_transaction_or_before_it_publishes_recovers(
