@@ -21,42 +21,50 @@ from services.controller.parts import Parts
 from services.games.base import FINISHED
 
 FIRST = -1  # the burn waits for the shoe's first card, to be turned face up
-DURING = "the cut card: the round being dealt is the shoe's last"
-BETWEEN = "the cut card, between rounds: the next round is the shoe's last"
+CUT, CUT_BETWEEN, CUT_AGAIN = "cut", "cut_between", "cut_again"  # the journal's dispositions of a cut card
 
 
 class ShoeStart(Parts):
     burn_left: int | None  # cards still to burn at this shoe: None, no burn under way; FIRST, its first card
     burn_of: int  # how many the first card said to burn
     cut: bool  # the cut card came out of this shoe
-    cut_round: str | None  # the shoe's last round (None: the next to open, the cut card came between rounds)
+    cut_round: str | None  # the shoe's last round, once known (None: the next to open after ``cut_after``)
+    cut_after: str | None  # the cut card came between rounds: the round that had ended then (None: no round yet)
     _shoe_end_said: bool  # the console was told to load a new shoe
 
     def _shoe_opened(self) -> None:
         """A new shoe is loaded: its burn, if the table's game burns one, comes before any round's card."""
         self.burn_left = FIRST if self.service.burn_rule(self.table_id) is not None else None
         self.burn_of = 0
-        self.cut, self.cut_round, self._shoe_end_said = False, None, False
+        self.cut, self.cut_round, self.cut_after, self._shoe_end_said = False, None, None, False
 
     def _cut_card(self, message: ShoeCutCard) -> None:
-        """The cut card came out: the coup being dealt (or, between coups, the next) is the shoe's last."""
+        """The cut card came out: the coup being dealt (or, between coups, the next) is the shoe's last. A cut card
+        reported again (a frame sent twice) is journaled and changes nothing."""
         current = self.current
         dealing = current is not None and current.phase not in FINISHED
-        if not self._journal(message, "cut", DURING if dealing else BETWEEN):
-            return  # journaled before (a message delivered again)
-        self.cut, self.cut_round = True, current.round_id if dealing and current is not None else None
+        disposition = CUT_AGAIN if self.cut else CUT if dealing else CUT_BETWEEN
+        reason = "the cut card reported again" if self.cut else "the cut card: the shoe's last round"
+        if not self._journal(message, disposition, reason) or self.cut:
+            return  # journaled before (a message delivered again), or the shoe's cut card had come out already
+        self._cut(dealing, current.round_id if current is not None else None)
         self._alert("cut_card", "the cut card came out: this is the shoe's last round; then load a new shoe")
         self._publish()
 
-    def _round_opened(self, round_id: str) -> None:
-        """A round opened: after a cut card that came between rounds, it is the shoe's last."""
-        if self.cut and self.cut_round is None:
-            self.cut_round = round_id
+    def _cut(self, dealing: bool, round_id: str | None) -> None:
+        """The shoe's cut card is out: the round being dealt is its last, or (between rounds) the next to open."""
+        self.cut, self.cut_round, self.cut_after = True, round_id if dealing else None, None if dealing else round_id
 
     def _shoe_over(self) -> bool:
-        """The shoe's last round is over (its cut card came out): no round opens until a new shoe is loaded."""
-        if not self.cut or self.cut_round is None:
+        """The shoe's last round is over (its cut card came out): no round opens until a new shoe is loaded. Asked
+        between rounds: a round other than the one that had ended at the cut card is the last one, ended."""
+        current = self.current
+        if not self.cut:
             return False
+        if self.cut_round is None:
+            if current is None or current.round_id == self.cut_after:
+                return False  # the shoe's last round has not opened yet
+            self.cut_round = current.round_id  # opened after the cut card (by the controller, or an operator)
         if not self._shoe_end_said:
             self._shoe_end_said = True
             self._alert("shoe_end", "the shoe is over (its cut card came out): load a new shoe")
@@ -111,12 +119,10 @@ class ShoeStart(Parts):
         last = max((index for index, row in enumerate(rows) if row.disposition == "deck"), default=None)
         since = rows[last + 1 :] if last is not None else rows
         self.burn_left, self.burn_of, self._shoe_end_said = None, 0, False
-        cut = [row for row in since if row.disposition == "cut"]
-        self.cut = bool(cut)
-        self.cut_round = cut[0].round_id if cut and cut[0].reason == DURING else None
-        if cut and cut[0].reason == BETWEEN:  # the next round to open after it was the last
-            later = [row.round_id for row in since[since.index(cut[0]) + 1 :] if row.round_id != cut[0].round_id]
-            self.cut_round = later[0] if later else None
+        cut = [row for row in since if row.disposition in (CUT, CUT_BETWEEN)]
+        self.cut, self.cut_round, self.cut_after = False, None, None
+        if cut:
+            self._cut(cut[0].disposition == CUT, cut[0].round_id)
         if rule is None or last is None:
             return
         before = {row.round_id for row in rows[:last] if row.disposition == "dealt"}  # a round dealt across the change

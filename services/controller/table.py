@@ -89,6 +89,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
     burn_of: int = 0
     cut: bool = False  # the shoe's cut card came out (``shoestart``)
     cut_round: str | None = None
+    cut_after: str | None = None
     _shoe_end_said: bool = False
     camera: Witness = field(default_factory=Witness)  # the overhead camera's recent sightings
     camera_state: str = "unknown"  # online | offline, as the camera's daemon last said
@@ -281,7 +282,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
             return
         if self._ask_for_burns() or self._shoe_over():
             return
-        self._round_opened(self.service.open_round(self.table_id))
+        self.service.open_round(self.table_id)
         self._count("rounds_opened")
         self.refresh()
 
@@ -369,6 +370,8 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
         if current is None or current.phase in FINISHED:
             if self.settings.auto_open and self.held is not None:
                 return self.service.clock.now() + HOLD_RECHECK  # look again for the operator's acknowledgement
+            if self._shoe_end_said:
+                return None  # the shoe ended at its cut card (the console was told): the new shoe's message wakes it
             if not self.settings.auto_open or not self.deck.can_deal(self.most_cards()):
                 return None
             if self._checking():

@@ -27,6 +27,7 @@ from services.games.base import (
     Payout,
     Window,
 )
+from services.games.coups import Outcome
 from services.games.roads import roads
 from services.games.rooms import Deal, Void, from_dict, to_dict
 
@@ -116,12 +117,6 @@ class Voided:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    net: int  # what the bet wins (+) or loses (−), after commission
-    commission: int = 0  # what the house keeps of a win
-
-
 def burn_count(first: Card) -> int:
     """How many cards a new shoe burns after its first, turned face up: its value, tens and faces 10."""
     return "A23456789".find(first.rank) + 1 or 10
@@ -145,13 +140,10 @@ class CoupGame(Game[CoupRound[S, K], Command], Generic[S, K]):
     spots: ClassVar[tuple[str, ...]]
     sides: ClassVar[tuple[str, str]]  # the two sides a coup is won by (the roads' colours)
     opposite: ClassVar[frozenset[str]]  # a player bets on one of these at most (never both sides)
-    derived_roads: ClassVar[bool] = True
+    has_derived_roads: ClassVar[bool] = True  # Big Eye Boy, Small Road, Cockroach Pig and the ask road
     most: ClassVar[int]  # the most cards a coup takes
 
     # ---- what each game says ----------------------------------------------------------
-
-    @abstractmethod
-    def settings_of(self, raw: Mapping[str, Any]) -> S: ...
 
     @abstractmethod
     def next_card(self, dealt: Sequence[tuple[str, Card]]) -> CardWanted | None:
@@ -174,16 +166,13 @@ class CoupGame(Game[CoupRound[S, K], Command], Generic[S, K]):
     def hands(self, dealt: Sequence[tuple[str, Card]]) -> dict[str, dict[str, Any]]:
         """Each hand so far, ``{"cards": [...], "total": n}``."""
 
-    mark_keys: ClassVar[tuple[str, ...]] = ("winner",)  # what of a result its road marks keep
+    mark_keys: ClassVar[tuple[str, ...]] = ("winner",)  # what of a result its road marks keep (its winner first)
 
     def mark(self, result: Mapping[str, Any]) -> dict[str, Any]:
-        """A settled coup's road mark, from its result."""
-        return {key: result[key] for key in self.mark_keys}
+        """A settled coup's road mark, from its result: its winner, and its flags (false where a result has none)."""
+        return {key: result.get(key) if key == "winner" else bool(result.get(key)) for key in self.mark_keys}
 
     # ---- the port ---------------------------------------------------------------------
-
-    def settings(self, raw: Mapping[str, Any]) -> S:
-        return self.settings_of(raw)
 
     def settings_dict(self, settings: S) -> dict[str, Any]:
         return settings.as_dict()
@@ -235,6 +224,8 @@ class CoupGame(Game[CoupRound[S, K], Command], Generic[S, K]):
         if type(wager.stake) is not int or wager.stake <= 0:
             raise GameError(f"a stake is a whole number of minor units above 0, got {wager.stake!r}")
         before = round_.wagers.get(wager.wager_id)
+        if before is not None and (before.player, before.spot) != (wager.player, wager.spot):
+            raise GameError(f"wager {wager.wager_id} is {before.player}'s on {before.spot}: it is raised only so")
         total = wager.stake + (before.stake if before else 0)
         if not settings.min_stake <= total <= settings.max_stake:
             raise GameError(
@@ -296,14 +287,18 @@ class CoupGame(Game[CoupRound[S, K], Command], Generic[S, K]):
         return stored
 
     def command_from_dict(self, data: Mapping[str, Any]) -> Command:
-        match data.get("type"):
-            case "shoe":
-                return Shoe(tuple(data["marks"]))
-            case "wager":
-                return Wager(str(data["wager_id"]), str(data["player"]), str(data["spot"]), data["stake"])
-            case "close_betting":
-                return CloseBetting()
-        command = from_dict(data)
+        """A stored command; one that is not whole (a field missing or of another kind) is refused naming its type."""
+        try:
+            match data.get("type"):
+                case "shoe":
+                    return Shoe(tuple(data["marks"]))
+                case "wager":
+                    return Wager(str(data["wager_id"]), str(data["player"]), str(data["spot"]), data["stake"])
+                case "close_betting":
+                    return CloseBetting()
+            command = from_dict(data)
+        except (KeyError, TypeError, ValueError) as error:
+            raise GameError(f"a stored {data.get('type')!r} command of {self.name} is not whole: {error!r}") from None
         if not isinstance(command, Deal | Void):
             raise GameError(f"not a command of {self.name}: type {data.get('type')!r}")
         return command
@@ -359,9 +354,9 @@ class CoupGame(Game[CoupRound[S, K], Command], Generic[S, K]):
         result = self.result(round_)
         if result is None:  # not settled (or voided): the shoe's earlier coups only
             if round_.earlier_roads is None:
-                round_.earlier_roads = roads(round_.marks, self.sides, self.derived_roads)
+                round_.earlier_roads = roads(round_.marks, self.sides, self.has_derived_roads)
             return round_.earlier_roads
-        return roads((*round_.marks, self.mark(result)), self.sides, self.derived_roads)
+        return roads((*round_.marks, self.mark(result)), self.sides, self.has_derived_roads)
 
     def payouts(self, round_: CoupRound[S, K]) -> list[Payout] | None:
         if round_.phase != Phase.SETTLED or round_.coup is None:

@@ -1,4 +1,5 @@
-"""What the house's coup games (baccarat, dragon tiger) share: a replay transcript read with one-line errors.
+"""What the house's coup games (baccarat, dragon tiger) share: a bet's outcome, and a replay transcript read with
+one-line errors.
 
 A transcript is ``{"cards": [codes in deal order], "bets": [{"on": spot, "stake": n}], "settings": {…}}``; every
 problem is a ``TranscriptError`` naming the part that is wrong, and the answer for it is ``{"error": …}``.
@@ -39,6 +40,15 @@ def settings_of(kind: Callable[..., S], known: Sequence[str], raw: Mapping[str, 
     if unknown:
         raise GameSettingsError(f"unknown setting {unknown[0]!r} (known: {', '.join(known)})")
     return kind(**raw)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one bet does on a finished coup: its net (+ won, − lost, the stake aside, after commission) and what
+    the house kept of a win as commission."""
+
+    net: int
+    commission: int = 0
 
 
 class TranscriptError(GameError):

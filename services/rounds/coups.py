@@ -2,8 +2,8 @@
 from coup to coup, and each bet's exact return for the table guard.
 
 A round opens with the marks of the shoe's coups so far: the settled rounds of the table dealt since its last new
-shoe (the shoe's journal says where that was), in order. A voided coup marks nothing; a corrected one marks what it
-was corrected to from the next coup on.
+shoe (the shoe's journal says where that was), in order. A voided coup (even after it settled) marks nothing; a
+corrected one marks what it was corrected to from the next coup on.
 """
 
 from __future__ import annotations
@@ -62,10 +62,12 @@ def shoe_marks(session: Session, round_: Round, game: CoupGame[Any, Any]) -> lis
     )
     results = session.scalars(
         select(Round.result)
-        .where(Round.table_id == table, Round.id.in_(dealt), Round.settled_at.is_not(None), Round.id != round_.id)
+        .where(Round.table_id == table, Round.id.in_(dealt), Round.settled_at.is_not(None), Round.voided_at.is_(None))
+        .where(Round.id != round_.id)
         .order_by(Round.number)
     )
-    return [game.mark(json.loads(result)) for result in results if result]
+    marks = [game.mark(json.loads(result)) for result in results if result]
+    return [mark for mark in marks if mark["winner"] in (*game.sides, "tie")]  # a result without one marks nothing
 
 
 def exact_returns(returns: dict[str, Fraction], fix: str) -> dict[str, Any]:

@@ -206,7 +206,7 @@ class Checker:
                 self._out[row.table_id].clear()
                 self._cut.discard(row.table_id)
                 continue
-            if row.disposition == "cut":
+            if row.disposition in ("cut", "cut_between"):
                 self._cut.add(row.table_id)
                 continue
             own = row.shoe_id == self.shoes.get(row.table_id) and not row.boot_id.startswith(UNTRUSTED)

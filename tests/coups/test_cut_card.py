@@ -65,3 +65,30 @@ def test_a_card_seen_too_often_still_holds_a_cut_shoe(database: Engine) -> None:
     with table.service.sessions() as session:
         report = session.scalars(select(DeckReport)).one()
     assert report.status == "held" and report.doubled == "2C"
+
+
+def test_a_cut_card_between_coups_makes_the_next_the_last_even_across_a_restart_and_a_second_report(
+    database: Engine,
+) -> None:
+    table = Table(database, "B1", "baccarat", {})
+    table.mid_coup()
+    table.shoe.deal("3H KD")  # the coup ends
+    cut(table.shoe)  # between coups: the next one is the shoe's last
+    table.controller.tick(table.clock.advance(seconds=5))
+    assert table.controller.current is not None and table.controller.current.phase == "betting"
+    restarted = TableController("B1", table.service, ControllerSettings("B1-shoe", result_pause_ms=0))
+    restarted.recover()  # a restart while the last coup takes bets: no card of it journaled yet
+    table.controller, table.shoe.controller = restarted, restarted
+    cut(table.shoe)  # the same cut card reported again: nothing changes
+    table.close_betting()
+    table.shoe.deal("4H 9S 5H KS")  # Player 9, Banker 9: a tie, natural
+    assert table.public()["phase"] == "settled"
+    table.controller.tick(table.clock.advance(seconds=5))
+    assert table.controller.current.phase == "settled"  # no coup opens after the shoe's last
+    assert table.controller.alerts[-1].kind == "shoe_end"
+    assert table.controller.next_deadline() is None  # nothing to wake for until a new shoe
+    with table.service.sessions() as session:
+        kinds = session.scalars(
+            select(ShoeJournal.disposition).where(ShoeJournal.disposition.like("cut%")).order_by(ShoeJournal.id)
+        ).all()
+    assert kinds == ["cut_between", "cut_again"]

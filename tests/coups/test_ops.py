@@ -73,3 +73,11 @@ def test_a_settled_coup_is_voided_on_two_operators_word_and_recalled_in_full(tab
     assert [(w["player"], w["side"], w["stake"]) for w in recalled["wagers"]] == [("ana", "tie", 200)]
     shoe = [(entry["disposition"], entry["card"]) for entry in recalled["shoe"]]
     assert ("cut", None) in shoe and [card for what, card in shoe if what == "dealt"] == ["4H", "5S", "3D", "2C"]
+
+
+def test_a_coup_voided_after_it_settled_leaves_the_next_coups_roads(table: Table) -> None:
+    round_id = coup(table, "9H 7S 9C KD", {"ana": [SpotBet("player", "", 100)]})
+    proposals = Proposals(table.service)
+    proposals.approve(proposals.propose_void(round_id, "the wrong shoe was on the table", PIT)["id"], PIT2)
+    table.open()
+    assert table.public()["roads"]["coups"] == 0 and table.public()["roads"]["bead_plate"] == []

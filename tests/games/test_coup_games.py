@@ -157,3 +157,14 @@ def test_a_settled_coup_voided_pays_nothing_and_leaves_the_roads() -> None:
     assert BACCARAT.view(round_)["roads"]["coups"] == 0
     with pytest.raises(NotExpectedError, match="void already"):
         BACCARAT.apply(round_, BACCARAT.void("again"))
+
+
+def test_a_stored_command_that_is_not_whole_and_a_wager_raised_on_another_spot_are_refused() -> None:
+    with pytest.raises(GameError, match="a stored 'wager' command of baccarat is not whole"):
+        BACCARAT.command_from_dict({"type": "wager", "player": "ana"})
+    with pytest.raises(GameError, match="a stored 'shoe' command of baccarat is not whole"):
+        BACCARAT.command_from_dict({"type": "shoe", "marks": None})
+    round_ = BACCARAT.new_round(BACCARAT.settings({}))
+    BACCARAT.apply(round_, Wager("w1", "ana", "tie", 100))
+    with pytest.raises(GameError, match="wager w1 is ana's on tie: it is raised only so"):
+        BACCARAT.apply(round_, Wager("w1", "ana", "banker", 100))

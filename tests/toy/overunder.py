@@ -18,7 +18,8 @@ from pydantic import Field
 from services.cards import Card
 from services.catalog import STUDIO_GAMES
 from services.games.base import CardWanted
-from services.games.coup_game import CoupGame, Outcome
+from services.games.coup_game import CoupGame
+from services.games.coups import Outcome
 from services.rounds.adapters import Strict
 from services.rounds.coups import CoupAdapter
 from tests.toy.toys import settings_of, whole_numbers
@@ -46,10 +47,10 @@ class OverUnder(CoupGame[Settings, Card]):
     spots = SPOTS
     sides = SPOTS
     opposite = frozenset(SPOTS)
-    derived_roads = False
+    has_derived_roads = False
     most = 1
 
-    def settings_of(self, raw: Mapping[str, Any]) -> Settings:
+    def settings(self, raw: Mapping[str, Any]) -> Settings:
         return settings_of(Settings, raw)
 
     def next_card(self, dealt: Sequence[tuple[str, Card]]) -> CardWanted | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from services.games.baccarat.rules import Coup, Winner, total
 from services.games.baccarat.settings import BaccaratSettings
-from services.games.coup_game import Outcome
+from services.games.coups import Outcome
 
 SPOTS = ("player", "banker", "tie", "player_pair", "banker_pair")
 

@@ -12,7 +12,8 @@ from services.games.baccarat.rules import BANKER, MOST_CARDS, PLAYER, Coup, next
 from services.games.baccarat.settings import BaccaratSettings
 from services.games.baccarat.transcript import coup_to_dict, hand_to_dict
 from services.games.base import CardWanted
-from services.games.coup_game import CoupGame, Outcome
+from services.games.coup_game import CoupGame
+from services.games.coups import Outcome
 
 ORDINALS = ("first", "second", "third")
 NAMES = {PLAYER: "Player", BANKER: "Banker"}
@@ -31,7 +32,7 @@ class Baccarat(CoupGame[BaccaratSettings, Coup]):
     most = MOST_CARDS
     mark_keys = ("winner", "player_pair", "banker_pair", "natural")
 
-    def settings_of(self, raw: Mapping[str, Any]) -> BaccaratSettings:
+    def settings(self, raw: Mapping[str, Any]) -> BaccaratSettings:
         return BaccaratSettings.of(raw)
 
     def next_card(self, dealt: Sequence[tuple[str, Card]]) -> CardWanted | None:

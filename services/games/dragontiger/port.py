@@ -8,7 +8,8 @@ from typing import Any
 
 from services.cards import Card
 from services.games.base import CardWanted
-from services.games.coup_game import CoupGame, Outcome
+from services.games.coup_game import CoupGame
+from services.games.coups import Outcome
 from services.games.dragontiger.rules import DRAGON, SPOTS, TIGER, Coup, DragonTigerSettings, net, rank
 from services.games.dragontiger.transcript import coup_to_dict
 
@@ -20,11 +21,11 @@ class DragonTiger(CoupGame[DragonTigerSettings, Coup]):
     spots = SPOTS
     sides = ORDER
     opposite = frozenset(ORDER)
-    derived_roads = False
+    has_derived_roads = False
     most = 2
     mark_keys = ("winner", "suited_tie")
 
-    def settings_of(self, raw: Mapping[str, Any]) -> DragonTigerSettings:
+    def settings(self, raw: Mapping[str, Any]) -> DragonTigerSettings:
         return DragonTigerSettings.of(raw)
 
     def next_card(self, dealt: Sequence[tuple[str, Card]]) -> CardWanted | None:
