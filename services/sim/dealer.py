@@ -79,8 +79,11 @@ class Dealer:
         if not self._wants(key):
             return  # the console moved on meanwhile
         sim, shoe = self.sim, self.sim.shoes[self.table]
-        if sim.fault("deck", 0.01):
+        reloaded = sim.fault("deck", 0.01)
+        if reloaded:
             self.new_deck()
+        # a shoe that burns takes the card after a new shoe as its burn: the request it was meant for stays open
+        void = reloaded and self.decks > 1
         if sim.fault("burn", 0.03):
             sim.send_card(self.table, shoe.card(self._pull(), burn=True))
         if sim.fault("foreign", 0.02):
@@ -92,15 +95,17 @@ class Dealer:
             sim.send_card(self.table, shoe.cut_card())
         card = self._pull()
         burn = key[1] == "burn"  # the new shoe's burn, as the console asks for it
-        self.dealt[key] = (card, 0)
-        self.dealt[key] = (card, self._refusals(key))
+        if not void:
+            self.dealt[key] = (card, 0)
+            self.dealt[key] = (card, self._refusals(key))
         if sim.fault("misread", 0.03):  # the shoe could not read it: the dealer scans it again
             sim.send_alarm(self.table, shoe.misread())
             sim.later(self.rng.uniform(500, 1_500), f"{self.table} dealer re-scans {card}",
                       lambda: sim.send_card(self.table, shoe.card(card, burn)), self.table)  # fmt: skip
         else:
             sim.send_card(self.table, shoe.card(card, burn))
-        self._watch(key, card)
+        if not void:
+            self._watch(key, card)
 
     def _wants(self, key: tuple[str, str, int]) -> bool:
         """Whether the console asks for ``key``'s card now."""
@@ -148,7 +153,9 @@ class Dealer:
         self.new_deck()
 
     def new_deck(self) -> None:
+        """A new deck (or shoe) loaded and announced through the shoe; its burn, if any, is asked for afresh."""
         self.cards, self.out = deck(self.rng, self.decks), []
+        self.dealt = {key: dealt for key, dealt in self.dealt.items() if key[1] != "burn"}
         self.cut_at = self._cut_at()
         self.sim.send_card(self.table, self.sim.shoes[self.table].new_deck())
 
