@@ -23,6 +23,7 @@ from services.bus.broker import without_login
 from services.cli.arguments import positive_int, table_ids
 from services.cli.commands import help_of
 from services.cli.up import coup_tables, public_login, studio_urls
+from services.controller.shoestart import NOTICES
 from services.games.pokdeng import Phase, Position, RoundResult
 from services.rounds import queries
 from services.rounds.pokdeng import pokdeng
@@ -145,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
                     thread.join(timeout=5)
             alerts = sum(
                 count for table in studio.controller.tables.values()
-                for name, count in table.counters.items() if name.startswith("alerts_")
+                for name, count in table.counters.items()
+                if name.startswith("alerts_") and name.removeprefix("alerts_") not in NOTICES
             )  # fmt: skip
     print(
         f"summary: {sum(tally.rounds.values())} rounds ({', '.join(f'{t} {n}' for t, n in tally.rounds.items())}), "

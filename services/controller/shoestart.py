@@ -22,6 +22,7 @@ from services.games.base import FINISHED
 
 FIRST = -1  # the burn waits for the shoe's first card, to be turned face up
 CUT, CUT_BETWEEN, CUT_AGAIN = "cut", "cut_between", "cut_again"  # the journal's dispositions of a cut card
+NOTICES = frozenset({"burn_done", "cut_card", "shoe_end"})  # console alerts that say what comes next, not a fault
 
 
 class ShoeStart(Parts):
