@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from services.games.baccarat import exact
@@ -54,8 +54,11 @@ class DragonTigerSlipIn(Strict):
 def shoe_marks(session: Session, round_: Round, game: CoupGame[Any, Any]) -> list[dict[str, Any]]:
     """The road marks of the table's settled coups dealt from its shoe since the last new shoe, in order."""
     table = round_.table_id
-    since = session.scalar(
-        select(func.max(ShoeJournal.id)).where(ShoeJournal.table_id == table, ShoeJournal.disposition == "deck")
+    since = session.scalar(  # newest first on the (table, id) index: a shoe's rows are read, not the table's history
+        select(ShoeJournal.id)
+        .where(ShoeJournal.table_id == table, ShoeJournal.disposition == "deck")
+        .order_by(ShoeJournal.id.desc())
+        .limit(1)
     )
     dealt = select(ShoeJournal.round_id).where(
         ShoeJournal.table_id == table, ShoeJournal.disposition == "dealt", ShoeJournal.id > (since or 0)

@@ -30,7 +30,7 @@ NAMES = ("ana", "binh", "chai", "dao", "emi", "farid")
 class Simulated:
     """Players of one game's tables: funded once, then acting on each change of a round of that game."""
 
-    game: ClassVar[str]
+    game: str  # the game whose tables these players play (a class's, or one instance's)
     names: ClassVar[tuple[str, ...]]
 
     def __init__(self, studio: RunningStudio, seed: int = 0, bankroll: int = 100_000) -> None:
@@ -166,7 +166,7 @@ class SimulatedCoupBettors(Simulated):
     names = COUP_NAMES
 
     def __init__(self, studio: RunningStudio, game: str, seed: int = 0, bankroll: int = 100_000) -> None:
-        self.game = game  # type: ignore[misc]  # one instance per coup game
+        self.game = game  # one instance per coup game
         adapter = studio.service.games.adapter(game)
         assert isinstance(adapter, CoupAdapter), game
         self.adapter = adapter
