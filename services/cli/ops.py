@@ -240,3 +240,12 @@ def _print_round(record: dict[str, Any]) -> None:
         source, target = (f"{end['account']}:{end['owner'] or 'house'}" for end in (m["from"], m["to"]))
         memo = f"  {m['memo']}" if m["memo"] else ""
         print(f"  {m['id']:>6} {m['kind']:<11} {m['amount']:>10} {m['currency']} {source} → {target}{memo}")
+    print("holds:")
+    for h in record["holds"]:
+        line = h["resolution"]
+        how = (
+            "pending"
+            if line is None
+            else f"{line['status']}: lost {line['loss']}, won {line['win']}, commission {line['commission']}"
+        )
+        print(f"  {h['hold_id']:>6} {h['wager_id']} {h['player']} {h['amount']:>10} {h['currency']} {how}")

@@ -7,6 +7,7 @@ from services.ledger.errors import (
     InvalidAmountError,
     LedgerError,
 )
+from services.ledger.holds import void_holds
 from services.ledger.ledger import Ledger, Movement
 from services.ledger.models import AccountKind, HoldStatus
 from services.ledger.settlement import StakeResult, settle_round
@@ -23,4 +24,5 @@ __all__ = [
     "Movement",
     "StakeResult",
     "settle_round",
+    "void_holds",
 ]

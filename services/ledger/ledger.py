@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from services.db.sql import CHUNK, chunks, insert_ignoring_conflicts
 from services.ledger.errors import InsufficientFundsError, InvalidAmountError
-from services.ledger.models import MAY_GO_NEGATIVE, Account, AccountKind, Hold, HoldStatus, Transfer, utcnow
+from services.ledger.models import MAY_GO_NEGATIVE, Account, AccountKind, Hold, Transfer, utcnow
 
 SYSTEM = ""  # the owner of system accounts (house, cash, commission)
 PLAYER_KINDS = (AccountKind.WALLET, AccountKind.HOLD, AccountKind.RECEIVABLE)
@@ -129,7 +129,7 @@ class Ledger:
         self.request_key: str | None = None  # stamped on every transfer posted while set
 
     @property
-    def _postgres(self) -> bool:
+    def postgres(self) -> bool:
         if self._dialect is None:
             self._dialect = self.session.get_bind().dialect.name
         return self._dialect == "postgresql"
@@ -255,7 +255,7 @@ class Ledger:
 
     def _apply(self, changed: dict[int, int]) -> None:
         connection = self.session.connection()
-        if self._postgres:
+        if self.postgres:
             connection.execute(APPLY_POSTGRES, {"ids": list(changed), "deltas": list(changed.values())})
             return
         connection.execute(
@@ -265,7 +265,7 @@ class Ledger:
     def _record(self, movements: Sequence[Movement]) -> None:
         now = utcnow()
         connection = self.session.connection()
-        if self._postgres:
+        if self.postgres:
             driver = connection.connection.driver_connection
             assert driver is not None
             # what every row of the batch shares, formatted once: currency, request key, time
@@ -370,7 +370,7 @@ class Ledger:
         now = utcnow()
         rows = [
             {"player": player, "currency": self.currency, "amount": amount, "round_id": round_id,
-             "wager_id": wager_id, "status": str(HoldStatus.PENDING), "created_at": now}
+             "wager_id": wager_id, "created_at": now}
             for wager_id, amount in amounts.items()
         ]  # fmt: skip
         returned = self.session.connection().execute(INSERT_HOLDS, rows)
@@ -381,37 +381,3 @@ class Ledger:
             for wager_id, amount in amounts.items()
         ]
         return Holds(hold_ids, self.post_many(movements, locked))
-
-    def claim_holds(
-        self, round_id: str, status: HoldStatus, wager_id: str | None = None
-    ) -> list[tuple[int, str, str, int]]:
-        """Resolve every pending hold of the round (or only ``wager_id``'s) at once: (id, player, wager_id,
-        amount) of each.
-
-        The conditional UPDATE is what makes "posted or voided exactly once" hold under concurrency:
-        a second claimer finds no pending rows.
-        """
-        which = [Hold.round_id == round_id, Hold.status == HoldStatus.PENDING, Hold.currency == self.currency]
-        if wager_id is not None:
-            which.append(Hold.wager_id == wager_id)
-        rows = self.session.execute(
-            update(Hold)
-            .where(*which)
-            .values(status=status, resolved_at=utcnow())
-            .returning(Hold.id, Hold.player, Hold.wager_id, Hold.amount)
-        ).all()
-        return sorted((int(r[0]), str(r[1]), str(r[2]), int(r[3])) for r in rows)
-
-    def void_holds(self, round_id: str, wager_id: str | None = None) -> int:
-        """Return every pending hold of the round (or only ``wager_id``'s: a seat given up before the deal) to
-        its wallet; returns how many were voided."""
-        claimed = self.claim_holds(round_id, HoldStatus.VOIDED, wager_id)
-        players = [player for _hold_id, player, _wager_id, _amount in claimed]
-        wallets, escrows = self.accounts(AccountKind.WALLET, players), self.accounts(AccountKind.HOLD, players)
-        self.post_many(
-            [
-                Movement(escrows[player], wallets[player], amount, "release", round_id, wager_id, hold_id)
-                for hold_id, player, wager_id, amount in claimed
-            ]
-        )
-        return len(claimed)

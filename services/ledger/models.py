@@ -41,7 +41,9 @@ MAY_GO_NEGATIVE = frozenset({AccountKind.RECEIVABLE, AccountKind.HOUSE, AccountK
 
 
 class HoldStatus(StrEnum):
-    PENDING = "pending"
+    """How a hold was resolved: its stake settled (``POSTED``) or handed back (``VOIDED``). A hold with no
+    ``HoldResolution`` row is pending."""
+
     POSTED = "posted"
     VOIDED = "voided"
 
@@ -90,13 +92,13 @@ class Transfer(Base):
 
 
 class Hold(Base):
-    """A pending transfer of a player's money into escrow, resolved exactly once: posted or voided."""
+    """A player's money moved into escrow for one stake. Never updated: it is resolved exactly once, posted or
+    voided, by the one ``HoldResolution`` row that names it (the row's key on ``hold_id`` says "once")."""
 
     __tablename__ = "holds"
     __table_args__ = (
         CheckConstraint("amount > 0", name="amount_positive"),
-        CheckConstraint("status IN ('pending', 'posted', 'voided')", name="status_known"),
-        Index("ix_holds_round_status", "round_id", "status"),
+        Index("ix_holds_round", "round_id", "id"),
         Index("ix_holds_player_round", "player", "round_id"),  # a player's rounds, for their history
     )
 
@@ -106,9 +108,36 @@ class Hold(Base):
     amount: Mapped[int] = mapped_column(BigInteger)
     round_id: Mapped[str] = mapped_column(String(64))
     wager_id: Mapped[str] = mapped_column(String(64))  # the wager, or "insurance:<player>"
-    status: Mapped[str] = mapped_column(String(8), default=HoldStatus.PENDING)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class HoldResolution(Base):
+    """How one hold ended, as money: what of it went to the house (``loss``; the rest went back to the wallet),
+    and under the stake's first hold what the house paid (``win``, gross) and the commission taken from it. A
+    stake's net is ``sum(win - commission - loss)`` over its holds' rows. Never updated.
+
+    The transfers a settlement posts are summed per player and kind (release, loss, win, commission): these rows
+    are what ties each of them to the holds and stakes it resolved.
+    """
+
+    __tablename__ = "hold_resolutions"
+    __table_args__ = (
+        CheckConstraint("status IN ('posted', 'voided')", name="status_known"),
+        CheckConstraint("loss >= 0 AND loss <= amount", name="loss_within_hold"),
+        CheckConstraint("win >= 0 AND commission >= 0 AND commission <= win", name="win_and_commission"),
+        Index("ix_hold_resolutions_round", "round_id", "wager_id"),
+    )
+
+    hold_id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True)
+    round_id: Mapped[str] = mapped_column(String(64))
+    wager_id: Mapped[str] = mapped_column(String(64))
+    player: Mapped[str] = mapped_column(String(64))
+    amount: Mapped[int] = mapped_column(BigInteger)  # the hold's, as placed
+    status: Mapped[str] = mapped_column(String(8))
+    loss: Mapped[int] = mapped_column(BigInteger, default=0)
+    win: Mapped[int] = mapped_column(BigInteger, default=0)
+    commission: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class IdempotencyKey(Base):

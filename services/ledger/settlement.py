@@ -1,14 +1,25 @@
-"""Posting a round's results against its holds, in one batch."""
+"""Posting a round's results against its holds: a handful of statements whatever the round's size.
+
+Each stake's result resolves its holds (``hold_resolutions``: what of each went to the house, what the house paid
+under it) and the money moves summed per player — a release, a loss, a win and a commission transfer at most. On
+PostgreSQL the holds are claimed, the lines written, the transfers recorded and the balances changed by one
+statement fed three arrays (``SETTLE``), after one that locks the accounts in id order; elsewhere the same lines are
+computed here (``stake_lines``, the rule both follow) and written through ``holds.resolve``.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
 
 from services.ledger.errors import HoldStateError
-from services.ledger.ledger import Ledger, Movement
-from services.ledger.models import AccountKind, HoldStatus
+from services.ledger.holds import PendingHold, Resolution, pending_holds, resolve
+from services.ledger.ledger import Ledger
+from services.ledger.models import AccountKind, utcnow
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,82 +34,185 @@ class StakeResult:
 
 
 def settle_round(ledger: Ledger, round_id: str, results: Iterable[StakeResult]) -> int:
-    """Claim every pending hold of the round and pay each stake's result; returns the hold count.
+    """Resolve every pending hold of the round by its stake's result; returns the hold count.
 
-    A loss goes to the house straight from the hold and the rest of the hold back to the wallet;
-    a win releases the hold and the house pays the winnings, less commission. One batch, so the
-    round settles in the caller's one transaction or not at all.
+    A loss goes to the house from the stake's holds in the order they were placed and the rest of each back to
+    the wallet; a win releases every hold and the house pays the winnings, less commission, under the first. A
+    result with no pending hold, a held stake with no result, a loss past the holds (unless ``beyond_hold``: the
+    excess is then taken from the wallet, the rest recorded as debt) are refused before anything is kept: the round
+    settles in the caller's one transaction or not at all.
     """
-    claimed = ledger.claim_holds(round_id, HoldStatus.POSTED)
-    held: dict[str, list[tuple[int, int]]] = defaultdict(list)  # stake -> (hold id, amount) of each of its holds
-    for hold_id, _player, wager_id, amount in claimed:
-        held[wager_id].append((hold_id, amount))
     results = list(results)
-    players = [result.player for result in results]
-    accounts = _Accounts(
-        ledger.accounts(AccountKind.WALLET, players),
-        ledger.accounts(AccountKind.HOLD, players),
-        ledger.account(AccountKind.HOUSE),
-        ledger.account(AccountKind.COMMISSION),
-    )
-    movements: list[Movement] = []
-    beyond: list[tuple[StakeResult, int]] = []  # (result, what its loss takes past its hold)
     for result in results:
-        if result.wager_id not in held:
-            raise HoldStateError(f"round {round_id}: stake {result.wager_id} has no pending hold to settle")
-        holds = held.pop(result.wager_id)
-        total = sum(amount for _hold_id, amount in holds)
-        if result.beyond_hold and -result.net > total:
-            beyond.append((result, -result.net - total))
-            result = replace(result, net=-total)
-        movements += _stake_movements(accounts, round_id, result, holds)
-    if held:
-        raise HoldStateError(f"round {round_id}: no result for held stake(s) {', '.join(sorted(held))}")
-    ledger.post_many(movements)
-    for result, excess in beyond:  # after the batch: what the round paid or released is in the wallet first
-        ledger.take(result.player, excess, "loss", round_id, result.wager_id, memo="loss beyond the hold")
+        if result.commission < 0:
+            raise HoldStateError(f"round {round_id}: stake {result.wager_id} pays commission {result.commission}")
+    if ledger.postgres:
+        resolved, excess = _settle_in_database(ledger, round_id, results)
+    else:
+        resolved, excess = _settle_here(ledger, round_id, results)
+    beyond = {result.wager_id: result for result in results if result.beyond_hold}
+    for wager_id, (loss, held) in sorted(excess.items()):
+        if wager_id not in beyond:
+            raise HoldStateError(f"round {round_id}: stake {wager_id} loses {loss}, more than its hold {held}")
+    for wager_id, (loss, held) in sorted(excess.items()):  # after the batch: what the round released is in the wallet
+        ledger.take(beyond[wager_id].player, loss - held, "loss", round_id, wager_id, memo="loss beyond the hold")
     for player in ledger.debtors(result.player for result in results if result.net > 0):
         ledger.recover_debt(player)
-    return len(claimed)
+    return resolved
 
 
-@dataclass(frozen=True, slots=True)
-class _Accounts:
-    wallets: dict[str, int]
-    escrows: dict[str, int]
-    house: int
-    commission: int
+def stake_lines(result: StakeResult, holds: list[PendingHold]) -> list[Resolution]:
+    """How a stake's result resolves its holds (a loss past them is not theirs: see ``settle_round``)."""
+    lines: list[Resolution] = []
+    loss = max(0, -result.net)
+    for nth, hold in enumerate(holds):
+        taken = min(loss, hold.amount)
+        loss -= taken
+        won = result.net + result.commission if nth == 0 and result.net >= 0 else 0
+        lines.append(Resolution(hold, loss=taken, win=won, commission=result.commission if won else 0))
+    return lines
 
 
-def _stake_movements(
-    accounts: _Accounts, round_id: str, result: StakeResult, holds: list[tuple[int, int]]
-) -> list[Movement]:
-    """A stake's result against its holds (one per slip that placed or raised it), each hold resolved by
-    movements that name it: a loss is taken from the holds in order, the rest of each released; a win
-    releases every hold and is paid (less commission) under the first."""
-    wallet, escrow, house = accounts.wallets[result.player], accounts.escrows[result.player], accounts.house
+# what each stake whose loss is past its holds loses, and holds: its wager id -> (loss, held)
+Excess = dict[str, tuple[int, int]]
 
-    def move(debit: int, credit: int, amount: int, kind: str, hold_id: int) -> list[Movement]:
-        return [Movement(debit, credit, amount, kind, round_id, result.wager_id, hold_id)] if amount else []
 
-    movements: list[Movement] = []
-    if result.net < 0:
-        loss = -result.net
-        total = sum(amount for _hold_id, amount in holds)
-        if loss > total:
-            raise HoldStateError(f"round {round_id}: stake {result.wager_id} loses {loss}, more than its hold {total}")
-        for hold_id, amount in holds:
-            taken = min(loss, amount)
-            loss -= taken
-            movements += move(escrow, house, taken, "loss", hold_id) + move(
-                escrow, wallet, amount - taken, "release", hold_id
-            )
-        return movements
-    for hold_id, amount in holds:
-        movements += move(escrow, wallet, amount, "release", hold_id)
-    first = holds[0][0]
-    return (
-        movements
-        + move(house, wallet, result.net + result.commission, "win", first)
-        + move(wallet, accounts.commission, result.commission, "commission", first)
-    )
+def _settle_here(ledger: Ledger, round_id: str, results: list[StakeResult]) -> tuple[int, Excess]:
+    held: dict[str, list[PendingHold]] = defaultdict(list)
+    for hold in pending_holds(ledger, round_id):
+        held[hold.wager_id].append(hold)
+    lines: list[Resolution] = []
+    excess: Excess = {}
+    for result in results:
+        holds = held.pop(result.wager_id, None)
+        if holds is None:
+            raise HoldStateError(f"round {round_id}: stake {result.wager_id} has no pending hold to settle")
+        lines += stake_lines(result, holds)
+        total = sum(hold.amount for hold in holds)
+        if -result.net > total:
+            excess[result.wager_id] = (-result.net, total)
+    if held:
+        raise HoldStateError(f"round {round_id}: no result for held stake(s) {', '.join(sorted(held))}")
+    resolve(ledger, round_id, lines)
+    return len(lines), excess
+
+
+# The accounts a settlement changes, locked in id order first (as every batch of transfers locks them), so a
+# concurrent bet of one of its players cannot deadlock with it.
+LOCK = text(
+    "SELECT count(*) FROM (SELECT a.id FROM accounts a WHERE a.currency = :currency AND ("
+    "(a.owner = '' AND a.kind IN ('house', 'commission')) OR (a.kind IN ('wallet', 'hold') AND a.owner IN "
+    "(SELECT DISTINCT h.player FROM holds h WHERE h.round_id = :round_id AND h.currency = :currency))) "
+    "ORDER BY a.id FOR UPDATE) AS locked"
+)
+
+WORK_MEM = text("SET LOCAL work_mem = '64MB'")  # the round's sorts and joins in memory, for this transaction only
+
+# One statement: the pending holds joined to the results (each stake's loss taken from its holds in order, its win
+# under the first), one resolution row per hold (a hold resolved meanwhile is skipped, and then counted short), the
+# movements summed per player and kind, the balances changed. Its one row says what a caller must refuse.
+SETTLE = text(
+    """
+WITH r AS (
+    SELECT * FROM unnest(CAST(:wagers AS text[]), CAST(:nets AS bigint[]), CAST(:commissions AS bigint[]))
+        AS r(wager_id, net, commission)
+), h AS (
+    SELECT h.id, h.player, h.wager_id, h.amount,
+           SUM(h.amount) OVER placed - h.amount AS before,
+           SUM(h.amount) OVER (PARTITION BY h.wager_id) AS total,
+           row_number() OVER placed AS nth
+    FROM holds h
+    WHERE h.round_id = :round_id AND h.currency = :currency
+      AND NOT EXISTS (SELECT 1 FROM hold_resolutions x WHERE x.hold_id = h.id)
+    WINDOW placed AS (PARTITION BY h.wager_id ORDER BY h.id)
+), matched AS (
+    SELECT h.*, r.net, r.commission AS fee FROM h JOIN r ON r.wager_id = h.wager_id
+), lines AS (
+    INSERT INTO hold_resolutions (hold_id, round_id, wager_id, player, amount, status, loss, win, commission,
+                                  created_at)
+    SELECT id, :round_id, wager_id, player, amount, 'posted',
+           LEAST(amount, GREATEST(0, -net - before)),
+           CASE WHEN nth = 1 AND net >= 0 THEN net + fee ELSE 0 END,
+           CASE WHEN nth = 1 AND net >= 0 THEN fee ELSE 0 END,
+           :now
+    FROM matched
+    RETURNING player, amount, loss, win, commission
+), per AS (
+    SELECT player, SUM(amount - loss) AS released, SUM(loss) AS lost, SUM(win) AS won, SUM(commission) AS fee
+    FROM lines GROUP BY player
+), owners AS (
+    SELECT per.*, w.id AS wallet, e.id AS escrow FROM per
+    JOIN accounts w ON w.kind = 'wallet' AND w.owner = per.player AND w.currency = :currency
+    JOIN accounts e ON e.kind = 'hold' AND e.owner = per.player AND e.currency = :currency
+), moves AS (
+    SELECT escrow AS debit, wallet AS credit, released AS amount, 'release' AS kind, player FROM owners
+        WHERE released > 0
+    UNION ALL SELECT escrow, :house, lost, 'loss', player FROM owners WHERE lost > 0
+    UNION ALL SELECT :house, wallet, won, 'win', player FROM owners WHERE won > 0
+    UNION ALL SELECT wallet, :commission, fee, 'commission', player FROM owners WHERE fee > 0
+), recorded AS (
+    INSERT INTO transfers (debit_account_id, credit_account_id, amount, currency, kind, round_id, wager_id, hold_id,
+                           request_key, memo, created_at)
+    SELECT debit, credit, amount, :currency, kind, :round_id, NULL, NULL, :request_key, '', :now
+    FROM moves ORDER BY player, kind
+    RETURNING debit_account_id, credit_account_id, amount
+), deltas AS (
+    SELECT id, SUM(delta) AS delta FROM (
+        SELECT debit_account_id AS id, -amount AS delta FROM recorded
+        UNION ALL SELECT credit_account_id, amount FROM recorded
+    ) AS d GROUP BY id
+), applied AS (  -- run though not read: a WITH's writes always run
+    UPDATE accounts SET balance = accounts.balance + deltas.delta FROM deltas
+    WHERE accounts.id = deltas.id AND deltas.delta <> 0
+)
+SELECT
+    (SELECT count(*) FROM matched) AS matched,
+    (SELECT count(*) FROM lines) AS resolved,
+    (SELECT count(*) FROM per) - (SELECT count(*) FROM owners) AS ownerless,
+    (SELECT array_agg(r.wager_id) FROM r WHERE NOT EXISTS (SELECT 1 FROM h WHERE h.wager_id = r.wager_id))
+        AS unheld,
+    (SELECT array_agg(DISTINCT h.wager_id) FROM h WHERE NOT EXISTS (SELECT 1 FROM r WHERE r.wager_id = h.wager_id))
+        AS unsettled,
+    (SELECT array_agg(ARRAY[m.wager_id, (-m.net)::text, m.total::text]) FROM matched m
+        WHERE m.nth = 1 AND -m.net > m.total) AS beyond
+"""
+)
+
+
+def _settle_in_database(ledger: Ledger, round_id: str, results: list[StakeResult]) -> tuple[int, Excess]:
+    wagers = [result.wager_id for result in results]
+    if len(set(wagers)) != len(wagers):
+        twice = sorted({wager for wager in wagers if wagers.count(wager) > 1})
+        raise HoldStateError(f"round {round_id}: stake(s) {', '.join(twice)} settled twice in one batch")
+    connection = ledger.session.connection()
+    currency = ledger.currency
+    connection.execute(WORK_MEM)
+    connection.execute(LOCK, {"currency": currency, "round_id": round_id})
+    try:
+        row = connection.execute(SETTLE, _settle_parameters(ledger, round_id, wagers, results)).one()
+    except IntegrityError as error:  # a hold resolved by a concurrent void between the read and the insert
+        raise HoldStateError(f"round {round_id}: a hold was resolved while settling; settle again") from error
+    if row.unheld:
+        first = next(wager for wager in wagers if wager in set(row.unheld))  # as the results name them
+        raise HoldStateError(f"round {round_id}: stake {first} has no pending hold to settle")
+    if row.unsettled:
+        raise HoldStateError(f"round {round_id}: no result for held stake(s) {', '.join(sorted(row.unsettled))}")
+    if row.ownerless:
+        raise HoldStateError(f"round {round_id}: a held stake's player has no wallet")
+    return int(row.resolved), {wager: (int(loss), int(held)) for wager, loss, held in row.beyond or []}
+
+
+def _settle_parameters(
+    ledger: Ledger, round_id: str, wagers: list[str], results: list[StakeResult]
+) -> dict[str, object]:
+    return {
+        "wagers": wagers,
+        "nets": [result.net for result in results],
+        "commissions": [result.commission for result in results],
+        "round_id": round_id,
+        "currency": ledger.currency,
+        "house": ledger.account(AccountKind.HOUSE),
+        "commission": ledger.account(AccountKind.COMMISSION),
+        "request_key": ledger.request_key,
+        "now": utcnow(),
+    }

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from services.games.base import Game, UnknownGameError, Window
 from services.games.rooms import SEAT_STAKE, Freed, Sit
-from services.ledger import idempotency
+from services.ledger import idempotency, void_holds
 from services.ledger.models import Hold
 from services.rounds.errors import RoundError
 from services.rounds.records import Applied, result_nets
@@ -212,7 +212,7 @@ def release_freed(service: RoundCore, session: Session, round_: Round, events: l
     ledger = service.ledger(session, round_.table_id)
     for event in events:
         if isinstance(event, Freed):
-            ledger.void_holds(round_.id, SEAT_STAKE + event.seat)
+            void_holds(ledger, round_.id, SEAT_STAKE + event.seat)
 
 
 class CatalogError(RoundError):

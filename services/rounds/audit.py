@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, aliased
 from services.cards import Card
 from services.games.base import FINISHED, PUBLIC
 from services.journal.models import ShoeJournal
-from services.ledger.models import Account, Transfer
+from services.ledger.models import Account, Hold, HoldResolution, Transfer
 from services.rounds import checks
 from services.rounds.clock import aware
 from services.rounds.display import display_of
@@ -137,6 +137,7 @@ def round_audit(service: RoundService, round_id: str) -> dict[str, Any]:
             "shoe": shoe,
             "wagers": stakes,  # the game's own (its adapter's ``stakes``)
             "money": _money(session, round_id),
+            "holds": _holds(session, round_id),
             "wallet_calls": _wallet_calls(session, round_id),
             "checks": _card_checks(session, round_id, _hidden(service, session, round_id)),
         }
@@ -277,6 +278,25 @@ def _money(session: Session, round_id: str) -> list[dict[str, Any]]:
          "from": {"account": str(from_kind), "owner": from_owner}, "to": {"account": str(to_kind), "owner": to_owner},
          "wager_id": t.wager_id, "hold_id": t.hold_id, "memo": t.memo, "at": aware(t.created_at).isoformat()}
         for t, from_kind, from_owner, to_kind, to_owner in rows
+    ]  # fmt: skip
+
+
+def _holds(session: Session, round_id: str) -> list[dict[str, Any]]:
+    """Every hold of the round and how it was resolved (``None`` while pending): the money transfers are summed per
+    player, these lines say what each stake's hold gave up and won."""
+    rows = session.execute(
+        select(Hold, HoldResolution)
+        .outerjoin(HoldResolution, HoldResolution.hold_id == Hold.id)
+        .where(Hold.round_id == round_id)
+        .order_by(Hold.id)
+    ).all()
+    return [
+        {"hold_id": hold.id, "wager_id": hold.wager_id, "player": hold.player, "amount": hold.amount,
+         "currency": hold.currency, "at": aware(hold.created_at).isoformat(),
+         "resolution": None if line is None else {
+             "status": str(line.status), "loss": line.loss, "win": line.win, "commission": line.commission,
+             "at": aware(line.created_at).isoformat()}}
+        for hold, line in rows
     ]  # fmt: skip
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from services.cards import Card
+from services.ledger import void_holds
 from services.rounds import checks
 from services.rounds.core import RoundCore
 from services.rounds.engines import RECALCULATE
@@ -27,7 +28,7 @@ class Corrections(RoundCore):
             was_settled = port.nets(engine) if round_.settled_at is not None else None
             events = self.append(session, round_, engine, port.void(reason), actor)
             ledger = self.ledger(session, round_.table_id)
-            ledger.void_holds(round_id)
+            void_holds(ledger, round_id)
             owed = {}
             for player, net in sorted((was_settled or {}).items()):
                 owed[player] = ledger.adjust(player, -net, round_id, f"void: {reason}")

@@ -22,7 +22,7 @@ from services.cards import FULL_DECK
 from services.games.base import FINISHED, PUBLIC
 from services.journal.models import DECK_OK, DeckReport, ShoeJournal
 from services.journal.table import UNTRUSTED
-from services.ledger.models import Account, AccountKind, Hold, HoldStatus, Transfer
+from services.ledger.models import Account, AccountKind, Hold, HoldResolution, HoldStatus, Transfer
 from services.rounds.adapters import Catalog
 from services.rounds.engines import load
 from services.rounds.models import GameTable, Round, Wager
@@ -37,14 +37,17 @@ TOTALS = select(
 NEW_TRANSFERS = (
     select(
         TRANSFERS.c.id, TRANSFERS.c.debit_account_id, TRANSFERS.c.credit_account_id, TRANSFERS.c.amount,
-        TRANSFERS.c.kind, TRANSFERS.c.hold_id,
+        TRANSFERS.c.kind, TRANSFERS.c.hold_id, TRANSFERS.c.round_id, TRANSFERS.c.wager_id,
     )
     .where(TRANSFERS.c.id > bindparam("after"))
     .order_by(TRANSFERS.c.id)
 )  # fmt: skip
 ACCOUNTS_NAMED = select(Account.id, Account.kind, Account.owner).where(Account.id.in_(bindparam("ids", expanding=True)))
 BALANCES = select(Account.id, Account.balance).where(Account.id.in_(bindparam("ids", expanding=True)))
-HOLDS = select(Hold.id, Hold.amount, Hold.status, Hold.round_id).where(Hold.id.in_(bindparam("ids", expanding=True)))
+HOLDS = select(Hold.id, Hold.amount, Hold.player, Hold.round_id).where(Hold.id.in_(bindparam("ids", expanding=True)))
+RESOLUTIONS = select(HoldResolution).where(HoldResolution.round_id.in_(bindparam("rounds", expanding=True)))
+
+SETTLING = ("release", "loss", "win", "commission")  # the kinds a resolution's money moves under
 NEW_JOURNAL = (
     select(
         ShoeJournal.id,
@@ -76,7 +79,7 @@ class Violation(Exception):
 class _Hold:
     amount: int = 0  # as placed
     placings: int = 0
-    resolved: int = 0  # taken out of escrow (released or lost)
+    resolutions: int = 0
     player: str = ""
 
 
@@ -99,6 +102,7 @@ class Checker:
         self._accounts: dict[int, tuple[str, str]] = {}  # id -> (kind, owner)
         self._balances: dict[int, int] = defaultdict(int)
         self._holds: dict[int, _Hold] = defaultdict(_Hold)
+        self._resolved: set[int] = set()  # holds whose resolution the checker has read
         self._escrow: dict[str, int] = defaultdict(int)  # player -> pending holds (as the shadow replay says)
         self._decks: dict[str, Counter[str]] = defaultdict(Counter)  # table -> cards out of its current shoe fill
         self.decks: dict[str, int] = defaultdict(lambda: 1)  # table -> how many decks its shoe holds
@@ -142,31 +146,65 @@ class Checker:
         if unknown:
             for account_id, kind, owner in connection.execute(ACCOUNTS_NAMED, {"ids": sorted(unknown)}):
                 self._accounts[account_id] = (kind, owner)
-        touched_holds: set[int] = set()
+        placed: set[int] = set()
+        moved: Counter[tuple[str, str, str]] = Counter()  # (round, player, kind) -> what resolving holds moved
         for row in rows:
             self._balances[row.debit_account_id] -= row.amount
             self._balances[row.credit_account_id] += row.amount
-            if row.hold_id is not None:
-                touched_holds.add(row.hold_id)
-                self._hold_movement(row)
+            self._escrow_movement(row, placed, moved)
+        self._resolutions(connection, moved)
         self._compare_balances(
             connection, {row.debit_account_id for row in rows} | {row.credit_account_id for row in rows}
         )
-        self._compare_holds(connection, touched_holds)
+        self._compare_holds(connection, placed)
         return True
 
-    def _hold_movement(self, row: Any) -> None:
-        hold = self._holds[row.hold_id]
+    def _escrow_movement(self, row: Any, placed: set[int], moved: Counter[tuple[str, str, str]]) -> None:
         debit_kind, owner = self._accounts[row.debit_account_id]
-        credit_kind, _ = self._accounts[row.credit_account_id]
+        credit_kind, credit_owner = self._accounts[row.credit_account_id]
         if row.kind == "hold" and debit_kind == AccountKind.WALLET and credit_kind == AccountKind.HOLD:
+            hold = self._holds[row.hold_id]
             hold.placings += 1
             hold.amount += row.amount
             hold.player = owner
+            placed.add(row.hold_id)
             self._escrow[owner] += row.amount
-        elif debit_kind == AccountKind.HOLD:
-            hold.resolved += row.amount
+            return
+        if debit_kind == AccountKind.HOLD:
             self._escrow[owner] -= row.amount
+        resolving = debit_kind == AccountKind.HOLD or row.kind in ("win", "commission")  # not a loss past a hold
+        if row.kind in SETTLING and resolving and row.round_id is not None:
+            player = owner if debit_kind in PLAYER_SIDE else credit_owner
+            moved[(row.round_id, player, row.kind)] += row.amount
+
+    def _resolutions(self, connection: Connection, moved: Counter[tuple[str, str, str]]) -> None:
+        """The holds resolved in the step: each once, as placed, and the transfers move what their rows say."""
+        rounds = sorted({round_id for round_id, _player, _kind in moved})
+        if not rounds:
+            return
+        said: Counter[tuple[str, str, str]] = Counter()
+        for line in connection.execute(RESOLUTIONS, {"rounds": rounds}):
+            if line.hold_id in self._resolved:
+                continue
+            self._resolved.add(line.hold_id)
+            hold = self._holds.get(line.hold_id)
+            where = f"hold {line.hold_id} of round {line.round_id}"
+            if hold is None or hold.placings != 1 or hold.amount != line.amount or hold.player != line.player:
+                raise Violation(f"{where} was resolved as {line.amount} of {line.player}'s, not as placed")
+            hold.resolutions += 1
+            if line.status == HoldStatus.VOIDED and (line.loss or line.win):
+                raise Violation(f"{where} was voided, yet lost {line.loss} and won {line.win}")
+            for kind, amount in zip(
+                SETTLING, (line.amount - line.loss, line.loss, line.win, line.commission), strict=True
+            ):
+                said[(line.round_id, line.player, kind)] += amount
+        for key in sorted(set(moved) | set(said)):
+            if moved[key] != said[key]:
+                round_id, player, kind = key
+                raise Violation(
+                    f"round {round_id}: {player}'s {kind} transfers moved {moved[key]}, its holds' resolutions "
+                    f"say {said[key]} (each hold resolved exactly once)"
+                )
 
     def _compare_balances(self, connection: Connection, accounts: set[int]) -> None:
         for account_id, balance in connection.execute(BALANCES, {"ids": sorted(accounts)}):
@@ -182,18 +220,15 @@ class Checker:
                     f"{owner}'s escrow holds {balance}, but their pending holds add up to {self._escrow[owner]}"
                 )
 
-    def _compare_holds(self, connection: Connection, touched: set[int]) -> None:
-        if not touched:
+    def _compare_holds(self, connection: Connection, placed: set[int]) -> None:
+        if not placed:
             return
-        for hold_id, amount, status, round_id in connection.execute(HOLDS, {"ids": sorted(touched)}):
+        for hold_id, amount, player, round_id in connection.execute(HOLDS, {"ids": sorted(placed)}):
             shadow = self._holds[hold_id]
-            where = f"hold {hold_id} of round {round_id} ({amount}, {status})"
-            if shadow.placings != 1 or shadow.amount != amount:
-                raise Violation(f"{where} was placed {shadow.placings} times, {shadow.amount} in all")
-            resolved = 0 if status == HoldStatus.PENDING else amount
-            if shadow.resolved != resolved:
+            if shadow.placings != 1 or shadow.amount != amount or shadow.player != player:
                 raise Violation(
-                    f"{where}: {shadow.resolved} left escrow for it, not {resolved} (resolved exactly once)"
+                    f"hold {hold_id} of round {round_id} ({amount} of {player}'s) was placed {shadow.placings} "
+                    f"times, {shadow.amount} in all"
                 )
 
     def _cards(self, connection: Connection) -> None:
@@ -267,18 +302,25 @@ class Checker:
         holds: dict[str, list[Hold]] = defaultdict(list)  # a raised wager holds once per slip
         for hold in session.scalars(select(Hold).where(Hold.round_id == round_id)):
             holds[hold.wager_id].append(hold)
+        lines = {
+            line.hold_id: line
+            for line in session.scalars(select(HoldResolution).where(HoldResolution.round_id == round_id))
+        }
         voided = round_.phase == "void" and round_.settled_at is None
         wanted = HoldStatus.VOIDED if voided else HoldStatus.POSTED
         for wager_id, stake in sorted(accepted.stakes.items()):
             row = rows.get(wager_id)
             if row is not None and row.stake != stake:
                 raise Violation(f"round {round_id}: wager {wager_id} accepted at {stake}, recorded at {row.stake}")
-            statuses = sorted({hold.status for hold in holds.get(wager_id, [])}) or ["no hold"]
+            mine = [lines.get(hold.id) for hold in holds.get(wager_id, [])]
+            statuses = sorted({"pending" if line is None else line.status for line in mine}) or ["no hold"]
             if statuses != [wanted]:
                 raise Violation(
-                    f"round {round_id}: the holds of accepted stake {wager_id} are {statuses}, not {wanted}"
+                    f"round {round_id}: the holds of accepted stake {wager_id} are {statuses}, not {wanted} "
+                    "(each hold resolved exactly once)"
                 )
-            net = self._net(session, round_id, wager_id, holds[wager_id][0].player)
+            net = sum(line.win - line.commission - line.loss for line in mine if line is not None)
+            net += self._net(session, round_id, wager_id, holds[wager_id][0].player)
             expected = 0 if voided else (row.net if row is not None else net)
             if row is not None and not voided and row.net is None:
                 raise Violation(f"round {round_id}: wager {wager_id} settled without a net")
@@ -286,7 +328,8 @@ class Checker:
                 raise Violation(f"round {round_id}: stake {wager_id} moved {net} of the player's money, not {expected}")
 
     def _net(self, session: Session, round_id: str, wager_id: str, player: str) -> int:
-        """What the stake's transfers moved into (+) or out of (−) the player's wallet and escrow."""
+        """What the transfers naming the stake moved into (+) or out of (−) the player's wallet and escrow (a loss
+        past its holds; its resolutions say the rest)."""
         mine = {
             account_id
             for account_id, (kind, owner) in self._accounts.items()

@@ -59,6 +59,7 @@ def test_a_round_in_full_hides_the_face_down_card_until_it_ends_then_shows_every
     assert [(m["kind"], m["amount"], m["from"]["account"], m["to"]["account"]) for m in live["money"]] == [
         ("hold", 300, "wallet", "hold")  # 3 × the stake, from ana's wallet into escrow
     ]
+    assert [(h["player"], h["amount"], h["resolution"]) for h in live["holds"]] == [("ana", 300, None)]
     play_to_settlement(studio, round_id)
     ended = record(studio, round_id)
     dealt = [entry["command"]["card"] for entry in ended["log"] if entry["command"].get("type") == "deal_card"]
@@ -70,6 +71,9 @@ def test_a_round_in_full_hides_the_face_down_card_until_it_ends_then_shows_every
     moved = sum(m["amount"] for m in ended["money"] if m["to"]["owner"] == "ana" and m["to"]["account"] == "wallet")
     taken = sum(m["amount"] for m in ended["money"] if m["from"]["owner"] == "ana" and m["from"]["account"] == "wallet")
     assert moved - taken == ended["wagers"][0]["net"]  # every cent of the wager is in the movements
+    (hold,) = ended["holds"]
+    line = hold["resolution"]
+    assert line["status"] == "posted" and line["win"] - line["commission"] - line["loss"] == ended["wagers"][0]["net"]
 
 
 def test_rounds_are_listed_by_state_and_time_and_bad_queries_name_what_was_wrong(studio: Studio) -> None:
@@ -149,6 +153,6 @@ def test_the_cli_lists_and_shows_rounds_from_the_database(
     assert main(["ops", "show", round_id, "--database", url]) == 0
     shown = capsys.readouterr().out
     assert f"round {round_id} (table t1, #1): open" in shown and '"card": null' in shown and FACE_DOWN not in shown
-    assert "hold" in shown and "wallet:ana → hold:ana" in shown
+    assert "hold" in shown and "wallet:ana → hold:ana" in shown and " ana        120 THB pending" in shown
     assert main(["ops", "show", "nope", "--database", url]) == 1
     assert "round 'nope' does not exist" in capsys.readouterr().err

@@ -24,6 +24,8 @@ from services.catalog import STUDIO_GAMES
 from services.db import session_factory
 from services.games.pokdeng import Position, Side
 from services.games.pokdeng.port import POKDENG
+from services.ledger import Ledger
+from services.ledger.holds import pending_holds
 from services.ledger.models import Hold
 from services.ledger.wallets import WalletService
 from services.rounds.engines import load
@@ -178,9 +180,7 @@ def test_a_controller_killed_in_any_phase_is_restarted_and_the_round_settles_exa
 
     with studio.service.sessions() as session:
         holds = session.scalar(select(func.count()).select_from(Hold).where(Hold.round_id == round_id))
-        pending = session.scalar(
-            select(func.count()).select_from(Hold).where(Hold.round_id == round_id, Hold.status == "pending")
-        )
+        pending = len(pending_holds(Ledger(session, "THB"), round_id))
         log = [
             json.loads(c)
             for c in session.scalars(select(RoundLogEntry.command).where(RoundLogEntry.round_id == round_id))

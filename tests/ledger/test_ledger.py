@@ -18,8 +18,10 @@ from services.ledger import (
     Movement,
     StakeResult,
     settle_round,
+    void_holds,
 )
-from services.ledger.models import Account, Hold, Transfer
+from services.ledger.holds import Resolution, pending_holds, resolve
+from services.ledger.models import Account, Hold, HoldResolution, Transfer
 
 THB = "THB"
 
@@ -146,8 +148,8 @@ def test_settlement_refuses_partial_results_and_writes_nothing(sessions: session
     with pytest.raises(HoldStateError, match="loses 400, more than its hold 300"), sessions.begin() as session:
         settle_round(Ledger(session, THB), "r1", [StakeResult("ana", "w1", -400), StakeResult("ana", "w2", 0)])
     with sessions() as session:
-        statuses = session.scalars(select(Hold.status)).all()
-        assert statuses == [HoldStatus.PENDING, HoldStatus.PENDING]
+        assert session.scalar(select(func.count()).select_from(HoldResolution)) == 0  # both holds still pending
+        assert [hold.wager_id for hold in pending_holds(Ledger(session, THB), "r1")] == ["w1", "w2"]
         assert Ledger(session, THB).wallet("ana") == 400
 
 
@@ -191,25 +193,121 @@ def test_a_raise_adds_a_second_hold_to_the_same_wager(sessions: sessionmaker[Ses
         assert_books_balance(session)
 
 
-@pytest.mark.parametrize(("net", "wallet"), [(-350, 650), (200, 1_200), (0, 1_000)])
-def test_each_hold_of_a_raised_wager_is_resolved_by_transfers_that_name_it(
-    sessions: sessionmaker[Session], net: int, wallet: int
+@pytest.mark.parametrize(
+    ("net", "wallet", "lines"),
+    [
+        (-350, 650, [(300, 0, 0), (50, 0, 0)]),  # the loss taken from the holds in the order they were placed
+        (200, 1_200, [(0, 210, 10), (0, 0, 0)]),  # the win (gross, its commission beside it) under the first
+        (0, 1_000, [(0, 0, 0), (0, 0, 0)]),
+    ],
+)
+def test_each_hold_of_a_raised_wager_is_resolved_by_its_own_row(
+    sessions: sessionmaker[Session], net: int, wallet: int, lines: list[tuple[int, int, int]]
 ) -> None:
-    """A loss is taken from the holds in order, the rest of each released under its own id; a win releases both."""
+    """One resolution row per hold (loss, win, commission); the transfers move their sums, per player and kind."""
     with sessions.begin() as session:
         ledger = Ledger(session, THB)
         ledger.deposit("ana", 1_000)
-        ledger.hold("ana", 300, "r1", "w1")
-        ledger.hold("ana", 150, "r1", "w1")
-        settle_round(ledger, "r1", [StakeResult("ana", "w1", net)])
+        first = ledger.hold("ana", 300, "r1", "w1")
+        second = ledger.hold("ana", 150, "r1", "w1")
+        settle_round(ledger, "r1", [StakeResult("ana", "w1", net, commission=10 if net > 0 else 0)])
         assert ledger.wallet("ana") == wallet
-        holds: dict[int, int] = {row.id: row.amount for row in session.execute(select(Hold.id, Hold.amount))}
-        out_of_escrow: dict[int, int] = dict.fromkeys(holds, 0)
-        for hold_id, kind, amount in session.execute(select(Transfer.hold_id, Transfer.kind, Transfer.amount)):
-            if kind in ("loss", "release"):
-                out_of_escrow[hold_id] += amount
-        assert out_of_escrow == holds  # each hold left escrow exactly once, in full, under its own id
+        rows = session.execute(
+            select(HoldResolution.hold_id, HoldResolution.loss, HoldResolution.win, HoldResolution.commission)
+            .where(HoldResolution.round_id == "r1")
+            .order_by(HoldResolution.hold_id)
+        ).all()
+        assert [tuple(row) for row in rows] == [(first, *lines[0]), (second, *lines[1])]
+        moved = dict(
+            session.execute(
+                select(Transfer.kind, func.sum(Transfer.amount))
+                .where(Transfer.round_id == "r1", Transfer.kind != "hold")
+                .group_by(Transfer.kind)
+            ).all()
+        )
+        loss = sum(line[0] for line in lines)
+        expected = {"release": 450 - loss, "loss": loss, "win": lines[0][1], "commission": lines[0][2]}
+        assert moved == {kind: amount for kind, amount in expected.items() if amount}
         assert_books_balance(session)
+
+
+def test_a_round_settles_to_the_same_rows_on_either_database(sessions: sessionmaker[Session]) -> None:
+    """The rule settlement follows, pinned row by row: PostgreSQL runs it as one statement, SQLite here in Python
+    (CI runs this test on both)."""
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        for player in ("ana", "binh", "chai"):
+            ledger.deposit(player, 1_000)
+        ana = [
+            ledger.hold("ana", 100, "r1", "a1"),
+            ledger.hold("ana", 50, "r1", "a1"),
+            ledger.hold("ana", 40, "r1", "a2"),
+        ]
+        binh = [ledger.hold("binh", 300, "r1", "b1"), ledger.hold("binh", 60, "r1", "insurance:binh")]
+        chai = [ledger.hold("chai", 80, "r1", "c1")]
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        resolved = settle_round(
+            ledger,
+            "r1",
+            [
+                StakeResult("ana", "a1", -120),  # 100 of the first hold, 20 of the raise
+                StakeResult("ana", "a2", 76, commission=4),
+                StakeResult("binh", "b1", -300),
+                StakeResult("binh", "insurance:binh", 120),
+                StakeResult("chai", "c1", -130, beyond_hold=True),  # 80 held, 50 from the wallet
+            ],
+        )
+        assert resolved == 6
+        rows = session.execute(
+            select(
+                HoldResolution.hold_id, HoldResolution.wager_id, HoldResolution.player, HoldResolution.amount,
+                HoldResolution.status, HoldResolution.loss, HoldResolution.win, HoldResolution.commission,
+            ).order_by(HoldResolution.hold_id)
+        ).all()  # fmt: skip
+        assert [tuple(row) for row in rows] == [
+            (ana[0], "a1", "ana", 100, "posted", 100, 0, 0),
+            (ana[1], "a1", "ana", 50, "posted", 20, 0, 0),
+            (ana[2], "a2", "ana", 40, "posted", 0, 80, 4),
+            (binh[0], "b1", "binh", 300, "posted", 300, 0, 0),
+            (binh[1], "insurance:binh", "binh", 60, "posted", 0, 120, 0),
+            (chai[0], "c1", "chai", 80, "posted", 80, 0, 0),
+        ]
+        moved = session.execute(
+            select(Account.owner, Transfer.kind, Transfer.amount, Transfer.wager_id)
+            .join(Account, Account.id == Transfer.credit_account_id)
+            .where(Transfer.round_id == "r1", Transfer.kind != "hold")
+            .order_by(Transfer.id)
+        ).all()
+        assert sorted(tuple(row) for row in moved) == sorted([
+            ("ana", "release", 70, None), ("", "loss", 120, None), ("ana", "win", 80, None),
+            ("", "commission", 4, None),
+            ("binh", "release", 60, None), ("", "loss", 300, None), ("binh", "win", 120, None),
+            ("", "loss", 80, None), ("", "loss", 50, "c1"),  # chai's hold, then the loss past it from the wallet
+        ])  # fmt: skip
+        assert [ledger.wallet(p) for p in ("ana", "binh", "chai")] == [
+            1_000 - 190 + 70 + 80 - 4,
+            1_000 - 360 + 180,
+            870,
+        ]
+        assert_books_balance(session)
+
+
+def test_a_hold_is_resolved_once_and_holds_are_never_changed(sessions: sessionmaker[Session]) -> None:
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        ledger.deposit("ana", 500)
+        ledger.hold("ana", 300, "r1", "w1")
+        pending = pending_holds(ledger, "r1")
+    with sessions.begin() as session:
+        resolve(Ledger(session, THB), "r1", [Resolution(pending[0], HoldStatus.VOIDED)])
+    with pytest.raises(HoldStateError, match=f"hold\\(s\\) {pending[0].id} already resolved"), sessions.begin() as s:
+        resolve(Ledger(s, THB), "r1", [Resolution(pending[0], loss=300)])  # a second resolver finds it resolved
+    for statement in ("UPDATE holds SET amount = 1", "DELETE FROM holds", "UPDATE hold_resolutions SET loss = 0"):
+        with pytest.raises(DBAPIError, match="append-only"), sessions.begin() as session:
+            session.execute(text(statement))
+    with sessions() as session:
+        assert Ledger(session, THB).wallet("ana") == 500
 
 
 def test_void_returns_every_pending_hold_once(sessions: sessionmaker[Session]) -> None:
@@ -218,9 +316,11 @@ def test_void_returns_every_pending_hold_once(sessions: sessionmaker[Session]) -
         ledger.deposit("ana", 500)
         ledger.hold("ana", 300, "r1", "w1")
         ledger.hold("ana", 100, "r1", "insurance:ana")
-        assert ledger.void_holds("r1") == 2
-        assert ledger.void_holds("r1") == 0
+        assert void_holds(ledger, "r1") == 2
+        assert void_holds(ledger, "r1") == 0
         assert ledger.wallet("ana") == 500
+        statuses = session.scalars(select(HoldResolution.status)).all()
+        assert statuses == [HoldStatus.VOIDED, HoldStatus.VOIDED]
         assert_books_balance(session)
 
 

@@ -17,7 +17,7 @@ from services.cards import FULL_DECK
 from services.catalog import STUDIO_GAMES
 from services.games.pokdeng import SEATS, AwaitingCard, AwaitingDecision, AwaitingInsurance, Side
 from services.games.pokdeng.transcript import replay
-from services.ledger.models import Account, Hold, Transfer
+from services.ledger.models import Account, Hold, HoldResolution
 from services.ledger.wallets import WalletService
 from services.rounds.clock import ManualClock
 from services.rounds.pokdeng import Bet, pokdeng
@@ -89,16 +89,21 @@ def settle(sessions: sessionmaker[Session], example: int, data: st.DataObject) -
     nets = replay(transcript).player_nets()
     with sessions() as session:
         assert session.scalar(select(func.sum(Account.balance))) == 0
-        statuses = session.execute(
-            select(Hold.status, func.count()).where(Hold.round_id == round_id).group_by(Hold.status)
+        holds = session.scalars(select(Hold.id).where(Hold.round_id == round_id)).all()
+        lines = session.execute(
+            select(HoldResolution.hold_id, HoldResolution.status).where(HoldResolution.round_id == round_id)
         ).all()
-        assert [status for status, _ in statuses] == ["posted"]
-        resolutions = session.execute(
-            select(Transfer.hold_id, func.count())
-            .where(Transfer.round_id == round_id, Transfer.kind.in_(["release", "loss", "win", "commission"]))
-            .group_by(Transfer.hold_id)
-        ).all()
-        assert len(resolutions) == statuses[0][1]  # every hold resolved, by one settlement batch
+        assert sorted(lines) == sorted((hold_id, "posted") for hold_id in holds)  # every hold resolved, once
+        nets: dict[str, int] = {}
+        for player, net in session.execute(
+            select(
+                HoldResolution.player, func.sum(HoldResolution.win - HoldResolution.commission - HoldResolution.loss)
+            )
+            .where(HoldResolution.round_id == round_id)
+            .group_by(HoldResolution.player)
+        ):
+            nets[player] = int(net)
+        assert {p: n for p, n in nets.items() if n} == {p: n for p, n in replay(transcript).player_nets().items() if n}
     for player in players:
         assert wallets.balance(player) == {
             "player": player, "currency": "THB", "balance": FUNDS + nets.get(player, 0), "held": 0, "debt": 0,

@@ -13,7 +13,7 @@ from services.catalog import STUDIO_GAMES
 from services.games.pokdeng import Position, Side, WagerError
 from services.games.pokdeng.transcript import replay
 from services.ledger import IdempotencyConflictError, InsufficientFundsError
-from services.ledger.models import Hold, Transfer
+from services.ledger.models import Hold, HoldResolution, Transfer
 from services.ledger.wallets import WalletService
 from services.rounds.clock import ManualClock
 from services.rounds.errors import BettingClosedError, RecalculationRefusedError, RoundError, WindowClosedError
@@ -79,7 +79,8 @@ def test_a_full_round_settles_every_wallet_as_replay_computes(
         assert round_ is not None and round_.phase == "settled"
         assert json.loads(round_.result or "{}")["players"] == {"p1": 200, "p2": 50, "p3": 0}
         assert sorted(session.scalars(select(Wager.net))) == [0, 0, 50, 300]
-        assert set(session.scalars(select(Hold.status))) == {"posted"}
+        resolved = session.execute(select(HoldResolution.hold_id, HoldResolution.status)).all()
+        assert sorted(resolved) == [(hold_id, "posted") for hold_id in sorted(session.scalars(select(Hold.id)))]
 
 
 def test_holds_are_the_hold_multiple_and_raises_grow_them(service: RoundService, wallets: WalletService) -> None:
