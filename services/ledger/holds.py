@@ -12,6 +12,12 @@ from services.ledger.errors import HoldStateError
 from services.ledger.ledger import Ledger, Movement
 from services.ledger.models import AccountKind, Hold, HoldResolution, HoldStatus, utcnow
 
+# Each resolved hold with its line (filter and order on ``Hold``'s columns): what a stake's net is summed from.
+RESOLVED = select(
+    Hold.id.label("hold_id"), Hold.round_id, Hold.wager_id, Hold.player, Hold.amount,
+    HoldResolution.status, HoldResolution.loss, HoldResolution.win, HoldResolution.commission,
+).join(HoldResolution, HoldResolution.hold_id == Hold.id)  # fmt: skip
+
 INSERT_RESOLUTIONS = PerDialect(
     lambda dialect: insert_ignoring_conflicts_in(dialect, HoldResolution).returning(HoldResolution.hold_id)
 )
@@ -61,10 +67,12 @@ def resolve(ledger: Ledger, round_id: str, lines: Sequence[Resolution], wager_id
     """
     if not lines:
         return
+    beyond = [line.hold.id for line in lines if not 0 <= line.loss <= line.hold.amount]
+    if beyond:
+        raise HoldStateError(f"round {round_id}: hold(s) {', '.join(map(str, beyond))} lose more than they hold")
     now = utcnow()
     rows = [
-        {"hold_id": line.hold.id, "round_id": round_id, "wager_id": line.hold.wager_id, "player": line.hold.player,
-         "amount": line.hold.amount, "status": str(line.status), "loss": line.loss, "win": line.win,
+        {"hold_id": line.hold.id, "status": str(line.status), "loss": line.loss, "win": line.win,
          "commission": line.commission, "created_at": now}
         for line in lines
     ]  # fmt: skip

@@ -117,22 +117,18 @@ class HoldResolution(Base):
     stake's net is ``sum(win - commission - loss)`` over its holds' rows. Never updated.
 
     The transfers a settlement posts are summed per player and kind (release, loss, win, commission): these rows
-    are what ties each of them to the holds and stakes it resolved.
+    are what ties each of them to the holds and stakes it resolved. Narrow on purpose — the round, stake, player and
+    amount are the hold's (join on ``hold_id``): a settlement writes one per hold.
     """
 
     __tablename__ = "hold_resolutions"
     __table_args__ = (
         CheckConstraint("status IN ('posted', 'voided')", name="status_known"),
-        CheckConstraint("loss >= 0 AND loss <= amount", name="loss_within_hold"),
+        CheckConstraint("loss >= 0", name="loss_not_negative"),
         CheckConstraint("win >= 0 AND commission >= 0 AND commission <= win", name="win_and_commission"),
-        Index("ix_hold_resolutions_round", "round_id", "wager_id"),
     )
 
     hold_id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True)
-    round_id: Mapped[str] = mapped_column(String(64))
-    wager_id: Mapped[str] = mapped_column(String(64))
-    player: Mapped[str] = mapped_column(String(64))
-    amount: Mapped[int] = mapped_column(BigInteger)  # the hold's, as placed
     status: Mapped[str] = mapped_column(String(8))
     loss: Mapped[int] = mapped_column(BigInteger, default=0)
     win: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -9,7 +9,7 @@ computed here (``stake_lines``, the rule both follow) and written through ``hold
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -46,17 +46,24 @@ def settle_round(ledger: Ledger, round_id: str, results: Iterable[StakeResult]) 
     for result in results:
         if result.commission < 0:
             raise HoldStateError(f"round {round_id}: stake {result.wager_id} pays commission {result.commission}")
+    wagers = Counter(result.wager_id for result in results)
+    if len(wagers) != len(results):
+        twice = sorted(wager for wager, count in wagers.items() if count > 1)
+        raise HoldStateError(f"round {round_id}: stake(s) {', '.join(twice)} settled twice in one batch")
     if ledger.postgres:
-        resolved, excess = _settle_in_database(ledger, round_id, results)
+        resolved, excess, debtors = _settle_in_database(ledger, round_id, results)
     else:
         resolved, excess = _settle_here(ledger, round_id, results)
+        debtors = ledger.debtors(result.player for result in results if result.net > 0)
     beyond = {result.wager_id: result for result in results if result.beyond_hold}
     for wager_id, (loss, held) in sorted(excess.items()):
         if wager_id not in beyond:
             raise HoldStateError(f"round {round_id}: stake {wager_id} loses {loss}, more than its hold {held}")
     for wager_id, (loss, held) in sorted(excess.items()):  # after the batch: what the round released is in the wallet
         ledger.take(beyond[wager_id].player, loss - held, "loss", round_id, wager_id, memo="loss beyond the hold")
-    for player in ledger.debtors(result.player for result in results if result.net > 0):
+    # A winner who owed before the round pays it back from the win. (A debt the take above just made leaves nothing
+    # in the wallet to recover, so the debtors found before it are the ones to ask.)
+    for player in debtors:
         ledger.recover_debt(player)
     return resolved
 
@@ -106,40 +113,44 @@ LOCK = text(
     "ORDER BY a.id FOR UPDATE) AS locked"
 )
 
-WORK_MEM = text("SET LOCAL work_mem = '64MB'")  # the round's sorts and joins in memory, for this transaction only
+# For this transaction only: the round's sorts and joins in memory, and no JIT (compiling the statement costs more
+# than it saves). The round's holds and results meet in a FULL JOIN, which is hashed or merged, never a nested loop.
+PLANNER = text("SET LOCAL work_mem = '64MB'; SET LOCAL jit = off")
 
-# One statement: the pending holds joined to the results (each stake's loss taken from its holds in order, its win
-# under the first), one resolution row per hold (a hold resolved meanwhile is skipped, and then counted short), the
-# movements summed per player and kind, the balances changed. Its one row says what a caller must refuse.
+# One statement: the round's pending holds fully joined to the results (a hold without a result, or a result without
+# a hold, is a row too: what the caller refuses), each stake's loss taken from its holds in the order they were
+# placed and its win under the first; one resolution row per hold, the movements summed per player and kind, the
+# balances changed. Its one row is the tally: what was resolved and what a caller must refuse (a loss past a stake's
+# holds is looked for only when some hold was lost in full: a sub-select in a CASE runs only if its branch is taken).
 SETTLE = text(
     """
-WITH r AS (
-    SELECT * FROM unnest(CAST(:wagers AS text[]), CAST(:nets AS bigint[]), CAST(:commissions AS bigint[]))
-        AS r(wager_id, net, commission)
-), h AS (
-    SELECT h.id, h.player, h.wager_id, h.amount,
-           SUM(h.amount) OVER placed - h.amount AS before,
-           SUM(h.amount) OVER (PARTITION BY h.wager_id) AS total,
-           row_number() OVER placed AS nth
-    FROM holds h
-    WHERE h.round_id = :round_id AND h.currency = :currency
-      AND NOT EXISTS (SELECT 1 FROM hold_resolutions x WHERE x.hold_id = h.id)
-    WINDOW placed AS (PARTITION BY h.wager_id ORDER BY h.id)
-), matched AS (
-    SELECT h.*, r.net, r.commission AS fee FROM h JOIN r ON r.wager_id = h.wager_id
-), lines AS (
-    INSERT INTO hold_resolutions (hold_id, round_id, wager_id, player, amount, status, loss, win, commission,
-                                  created_at)
-    SELECT id, :round_id, wager_id, player, amount, 'posted',
-           LEAST(amount, GREATEST(0, -net - before)),
-           CASE WHEN nth = 1 AND net >= 0 THEN net + fee ELSE 0 END,
-           CASE WHEN nth = 1 AND net >= 0 THEN fee ELSE 0 END,
-           :now
-    FROM matched
-    RETURNING player, amount, loss, win, commission
+WITH m AS (
+    SELECT j.*,
+           LEAST(amount, GREATEST(0, -net - before)) AS loss,
+           CASE WHEN nth = 1 AND net >= 0 THEN net + fee ELSE 0 END AS win,
+           CASE WHEN nth = 1 AND net >= 0 THEN fee ELSE 0 END AS taken
+    FROM (
+        SELECT p.id, p.player, p.amount, coalesce(p.wager_id, r.wager_id) AS wager_id, r.n, r.net, r.fee,
+               SUM(p.amount) OVER stake - p.amount AS before, row_number() OVER stake AS nth
+        FROM (
+            SELECT h.id, h.player, h.wager_id, h.amount FROM holds h
+            WHERE h.round_id = :round_id AND h.currency = :currency
+              AND (SELECT x.hold_id FROM hold_resolutions x WHERE x.hold_id = h.id LIMIT 1) IS NULL  -- a probe per hold
+        ) AS p
+        FULL JOIN unnest(
+            string_to_array(:wagers, E'\\n'),
+            CAST(string_to_array(:nets, ',') AS bigint[]),
+            CAST(string_to_array(:fees, ',') AS bigint[])
+        ) WITH ORDINALITY AS r(wager_id, net, fee, n) ON r.wager_id = p.wager_id
+        WINDOW stake AS (PARTITION BY r.n ORDER BY p.id)  -- by the result's number: a sort on integers
+    ) AS j
+), lines AS (  -- run though not read: a WITH's writes always run
+    INSERT INTO hold_resolutions (hold_id, status, loss, win, commission, created_at)
+    SELECT id, 'posted', loss, win, taken, :now FROM m WHERE id IS NOT NULL AND n IS NOT NULL
 ), per AS (
-    SELECT player, SUM(amount - loss) AS released, SUM(loss) AS lost, SUM(win) AS won, SUM(commission) AS fee
-    FROM lines GROUP BY player
+    SELECT player, SUM(amount - loss) AS released, SUM(loss) AS lost, SUM(win) AS won, SUM(taken) AS fee,
+           bool_or(net > 0) AS winner
+    FROM m WHERE id IS NOT NULL AND n IS NOT NULL GROUP BY player
 ), owners AS (
     SELECT per.*, w.id AS wallet, e.id AS escrow FROM per
     JOIN accounts w ON w.kind = 'wallet' AND w.owner = per.player AND w.currency = :currency
@@ -161,32 +172,37 @@ WITH r AS (
         SELECT debit_account_id AS id, -amount AS delta FROM recorded
         UNION ALL SELECT credit_account_id, amount FROM recorded
     ) AS d GROUP BY id
-), applied AS (  -- run though not read: a WITH's writes always run
+), applied AS (
     UPDATE accounts SET balance = accounts.balance + deltas.delta FROM deltas
     WHERE accounts.id = deltas.id AND deltas.delta <> 0
 )
 SELECT
-    (SELECT count(*) FROM matched) AS matched,
-    (SELECT count(*) FROM lines) AS resolved,
+    count(*) FILTER (WHERE id IS NOT NULL AND n IS NOT NULL) AS resolved,
     (SELECT count(*) FROM per) - (SELECT count(*) FROM owners) AS ownerless,
-    (SELECT array_agg(r.wager_id) FROM r WHERE NOT EXISTS (SELECT 1 FROM h WHERE h.wager_id = r.wager_id))
-        AS unheld,
-    (SELECT array_agg(DISTINCT h.wager_id) FROM h WHERE NOT EXISTS (SELECT 1 FROM r WHERE r.wager_id = h.wager_id))
-        AS unsettled,
-    (SELECT array_agg(ARRAY[m.wager_id, (-m.net)::text, m.total::text]) FROM matched m
-        WHERE m.nth = 1 AND -m.net > m.total) AS beyond
+    array_agg(wager_id) FILTER (WHERE id IS NULL) AS unheld,
+    array_agg(DISTINCT wager_id) FILTER (WHERE n IS NULL) AS unsettled,
+    CASE WHEN bool_or(-net > before + amount) THEN (  -- some hold lost in full: is its stake's loss past them all?
+        SELECT array_agg(ARRAY[b.wager_id, b.loss::text, b.held::text]) FROM (
+            SELECT min(wager_id) AS wager_id, -min(net) AS loss, sum(amount) AS held FROM m
+            WHERE id IS NOT NULL AND n IS NOT NULL GROUP BY n HAVING -min(net) > sum(amount)
+        ) AS b
+    ) END AS beyond,
+    (SELECT array_agg(per.player ORDER BY per.player) FROM per  -- winners who owe: normally none
+     JOIN accounts d ON d.kind = 'receivable' AND d.owner = per.player AND d.currency = :currency AND d.balance < 0
+     WHERE per.winner) AS debtors
+FROM m
 """
 )
 
 
-def _settle_in_database(ledger: Ledger, round_id: str, results: list[StakeResult]) -> tuple[int, Excess]:
+def _settle_in_database(ledger: Ledger, round_id: str, results: list[StakeResult]) -> tuple[int, Excess, list[str]]:
     wagers = [result.wager_id for result in results]
-    if len(set(wagers)) != len(wagers):
-        twice = sorted({wager for wager in wagers if wagers.count(wager) > 1})
-        raise HoldStateError(f"round {round_id}: stake(s) {', '.join(twice)} settled twice in one batch")
+    broken = [wager for wager in wagers if "\n" in wager]
+    if broken:  # the statement takes the ids one per line
+        raise HoldStateError(f"round {round_id}: stake id {broken[0]!r} holds a line break")
     connection = ledger.session.connection()
     currency = ledger.currency
-    connection.execute(WORK_MEM)
+    connection.execute(PLANNER)
     connection.execute(LOCK, {"currency": currency, "round_id": round_id})
     try:
         row = connection.execute(SETTLE, _settle_parameters(ledger, round_id, wagers, results)).one()
@@ -199,16 +215,17 @@ def _settle_in_database(ledger: Ledger, round_id: str, results: list[StakeResult
         raise HoldStateError(f"round {round_id}: no result for held stake(s) {', '.join(sorted(row.unsettled))}")
     if row.ownerless:
         raise HoldStateError(f"round {round_id}: a held stake's player has no wallet")
-    return int(row.resolved), {wager: (int(loss), int(held)) for wager, loss, held in row.beyond or []}
+    excess = {wager: (int(loss), int(held)) for wager, loss, held in row.beyond or []}
+    return int(row.resolved), excess, list(row.debtors or [])
 
 
 def _settle_parameters(
     ledger: Ledger, round_id: str, wagers: list[str], results: list[StakeResult]
 ) -> dict[str, object]:
     return {
-        "wagers": wagers,
-        "nets": [result.net for result in results],
-        "commissions": [result.commission for result in results],
+        "wagers": "\n".join(wagers),  # as text: a list of 100,000 strings costs more to adapt than to join
+        "nets": ",".join([str(result.net) for result in results]),
+        "fees": ",".join([str(result.commission) for result in results]),
         "round_id": round_id,
         "currency": ledger.currency,
         "house": ledger.account(AccountKind.HOUSE),

@@ -45,7 +45,14 @@ NEW_TRANSFERS = (
 ACCOUNTS_NAMED = select(Account.id, Account.kind, Account.owner).where(Account.id.in_(bindparam("ids", expanding=True)))
 BALANCES = select(Account.id, Account.balance).where(Account.id.in_(bindparam("ids", expanding=True)))
 HOLDS = select(Hold.id, Hold.amount, Hold.player, Hold.round_id).where(Hold.id.in_(bindparam("ids", expanding=True)))
-RESOLUTIONS = select(HoldResolution).where(HoldResolution.round_id.in_(bindparam("rounds", expanding=True)))
+RESOLUTIONS = (
+    select(
+        HoldResolution.hold_id, HoldResolution.status, HoldResolution.loss, HoldResolution.win,
+        HoldResolution.commission, Hold.round_id, Hold.player, Hold.amount,
+    )
+    .join(Hold, Hold.id == HoldResolution.hold_id)
+    .where(Hold.round_id.in_(bindparam("rounds", expanding=True)))
+)  # fmt: skip
 
 SETTLING = ("release", "loss", "win", "commission")  # the kinds a resolution's money moves under
 NEW_JOURNAL = (
@@ -304,7 +311,9 @@ class Checker:
             holds[hold.wager_id].append(hold)
         lines = {
             line.hold_id: line
-            for line in session.scalars(select(HoldResolution).where(HoldResolution.round_id == round_id))
+            for line in session.scalars(
+                select(HoldResolution).join(Hold, Hold.id == HoldResolution.hold_id).where(Hold.round_id == round_id)
+            )
         }
         voided = round_.phase == "void" and round_.settled_at is None
         wanted = HoldStatus.VOIDED if voided else HoldStatus.POSTED

@@ -20,7 +20,7 @@ from services.ledger import (
     settle_round,
     void_holds,
 )
-from services.ledger.holds import Resolution, pending_holds, resolve
+from services.ledger.holds import RESOLVED, Resolution, pending_holds, resolve
 from services.ledger.models import Account, Hold, HoldResolution, Transfer
 
 THB = "THB"
@@ -153,6 +153,46 @@ def test_settlement_refuses_partial_results_and_writes_nothing(sessions: session
         assert Ledger(session, THB).wallet("ana") == 400
 
 
+@pytest.mark.parametrize(
+    ("results", "refusal"),
+    [
+        ([("w1", -500), ("w2", 0)], "w1 loses 500, more than its hold 400"),  # past both holds of a raised stake
+        ([("w1", 0), ("w2", 0), ("w1", 0)], r"stake\(s\) w1 settled twice in one batch"),
+        ([("w1", 0), ("w2", 0), ("w3", 0)], "w3 has no pending hold"),
+        ([("w1", 0), ("w2\nw3", 0)], "line break|w2\nw3 has no pending hold"),
+    ],
+)
+def test_settlement_refuses_a_batch_it_cannot_match_and_writes_nothing(
+    sessions: sessionmaker[Session], results: list[tuple[str, int]], refusal: str
+) -> None:
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        ledger.deposit("ana", 1_000)
+        ledger.hold("ana", 300, "r1", "w1")
+        ledger.hold("ana", 100, "r1", "w1")  # raised
+        ledger.hold("ana", 200, "r1", "w2")
+    with pytest.raises(HoldStateError, match=refusal), sessions.begin() as session:
+        settle_round(Ledger(session, THB), "r1", [StakeResult("ana", wager, net) for wager, net in results])
+    with sessions() as session:
+        assert session.scalar(select(func.count()).select_from(HoldResolution)) == 0
+        assert (
+            Ledger(session, THB).wallet("ana") == 400 and Ledger(session, THB).balance(AccountKind.HOLD, "ana") == 600
+        )
+
+
+def test_a_resolution_cannot_take_more_than_its_hold(sessions: sessionmaker[Session]) -> None:
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        ledger.deposit("ana", 500)
+        ledger.hold("ana", 300, "r1", "w1")
+        (pending,) = pending_holds(ledger, "r1")
+    with (
+        pytest.raises(HoldStateError, match=f"hold\\(s\\) {pending.id} lose more than they hold"),
+        sessions.begin() as s,
+    ):
+        resolve(Ledger(s, THB), "r1", [Resolution(pending, loss=301)])
+
+
 def test_a_loss_allowed_past_its_hold_takes_the_wallet_then_records_a_debt(sessions: sessionmaker[Session]) -> None:
     """Tiến Lên rooms hold a fixed number of units; a rare larger loss is paid from the wallet, never dropped."""
     with sessions.begin() as session:
@@ -214,7 +254,8 @@ def test_each_hold_of_a_raised_wager_is_resolved_by_its_own_row(
         assert ledger.wallet("ana") == wallet
         rows = session.execute(
             select(HoldResolution.hold_id, HoldResolution.loss, HoldResolution.win, HoldResolution.commission)
-            .where(HoldResolution.round_id == "r1")
+            .join(Hold, Hold.id == HoldResolution.hold_id)
+            .where(Hold.round_id == "r1")
             .order_by(HoldResolution.hold_id)
         ).all()
         assert [tuple(row) for row in rows] == [(first, *lines[0]), (second, *lines[1])]
@@ -259,13 +300,11 @@ def test_a_round_settles_to_the_same_rows_on_either_database(sessions: sessionma
             ],
         )
         assert resolved == 6
-        rows = session.execute(
-            select(
-                HoldResolution.hold_id, HoldResolution.wager_id, HoldResolution.player, HoldResolution.amount,
-                HoldResolution.status, HoldResolution.loss, HoldResolution.win, HoldResolution.commission,
-            ).order_by(HoldResolution.hold_id)
-        ).all()  # fmt: skip
-        assert [tuple(row) for row in rows] == [
+        rows = [
+            (r.hold_id, r.wager_id, r.player, r.amount, r.status, r.loss, r.win, r.commission)
+            for r in session.execute(RESOLVED.order_by(Hold.id))
+        ]
+        assert rows == [
             (ana[0], "a1", "ana", 100, "posted", 100, 0, 0),
             (ana[1], "a1", "ana", 50, "posted", 20, 0, 0),
             (ana[2], "a2", "ana", 40, "posted", 0, 80, 4),
@@ -338,6 +377,28 @@ def test_a_correction_beyond_the_wallet_becomes_a_debt_recovered_from_later_cred
         assert ledger.wallet("ana") == 30 and ledger.debt("ana") == 0
         kinds = session.scalars(select(Transfer.kind).order_by(Transfer.id)).all()
         assert kinds == ["deposit", "adjustment", "debt", "deposit", "debt_recovery", "adjustment", "debt_recovery"]
+        assert_books_balance(session)
+
+
+def test_a_winner_who_owes_pays_the_debt_from_the_win_and_no_one_else_is_asked(
+    sessions: sessionmaker[Session],
+) -> None:
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        for player in ("ana", "binh", "chai"):
+            ledger.deposit(player, 100)
+            ledger.hold(player, 100, "r1", f"w:{player}")  # the whole wallet on the table
+            ledger.adjust(player, -40, "r0", "an earlier round recalculated from video")  # owed while it plays
+    with sessions.begin() as session:
+        ledger = Ledger(session, THB)
+        results = [
+            StakeResult("ana", "w:ana", 150),  # wins: pays its 40 back
+            StakeResult("binh", "w:binh", 0),  # a tie: the stake comes back, the debt stays
+            StakeResult("chai", "w:chai", -30),  # loses part: the rest comes back, the debt stays
+        ]
+        settle_round(ledger, "r1", results)
+        owed = {player: (ledger.wallet(player), ledger.debt(player)) for player in ("ana", "binh", "chai")}
+        assert owed == {"ana": (210, 0), "binh": (100, 40), "chai": (70, 40)}
         assert_books_balance(session)
 
 

@@ -17,6 +17,7 @@ from services.cards import FULL_DECK
 from services.catalog import STUDIO_GAMES
 from services.games.pokdeng import SEATS, AwaitingCard, AwaitingDecision, AwaitingInsurance, Side
 from services.games.pokdeng.transcript import replay
+from services.ledger.holds import RESOLVED
 from services.ledger.models import Account, Hold, HoldResolution
 from services.ledger.wallets import WalletService
 from services.rounds.clock import ManualClock
@@ -90,17 +91,14 @@ def settle(sessions: sessionmaker[Session], example: int, data: st.DataObject) -
     with sessions() as session:
         assert session.scalar(select(func.sum(Account.balance))) == 0
         holds = session.scalars(select(Hold.id).where(Hold.round_id == round_id)).all()
-        lines = session.execute(
-            select(HoldResolution.hold_id, HoldResolution.status).where(HoldResolution.round_id == round_id)
-        ).all()
+        lines = [(line.hold_id, line.status) for line in session.execute(RESOLVED.where(Hold.round_id == round_id))]
         assert sorted(lines) == sorted((hold_id, "posted") for hold_id in holds)  # every hold resolved, once
         nets: dict[str, int] = {}
         for player, net in session.execute(
-            select(
-                HoldResolution.player, func.sum(HoldResolution.win - HoldResolution.commission - HoldResolution.loss)
-            )
-            .where(HoldResolution.round_id == round_id)
-            .group_by(HoldResolution.player)
+            select(Hold.player, func.sum(HoldResolution.win - HoldResolution.commission - HoldResolution.loss))
+            .join(HoldResolution, HoldResolution.hold_id == Hold.id)
+            .where(Hold.round_id == round_id)
+            .group_by(Hold.player)
         ):
             nets[player] = int(net)
         assert {p: n for p, n in nets.items() if n} == {p: n for p, n in replay(transcript).player_nets().items() if n}

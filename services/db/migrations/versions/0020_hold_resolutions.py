@@ -19,8 +19,8 @@ BIG_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 APPEND_ONLY = ("holds", "hold_resolutions")
 
 BACKFILL = """
-INSERT INTO hold_resolutions (hold_id, round_id, wager_id, player, amount, status, loss, win, commission, created_at)
-SELECT h.id, h.round_id, h.wager_id, h.player, h.amount, h.status,
+INSERT INTO hold_resolutions (hold_id, status, loss, win, commission, created_at)
+SELECT h.id, h.status,
        COALESCE(t.loss, 0), COALESCE(t.win, 0), COALESCE(t.commission, 0), COALESCE(h.resolved_at, h.created_at)
 FROM holds h
 LEFT JOIN (
@@ -54,22 +54,17 @@ def upgrade() -> None:
     op.create_table(
         "hold_resolutions",
         sa.Column("hold_id", BIG_ID, primary_key=True),
-        sa.Column("round_id", sa.String(64), nullable=False),
-        sa.Column("wager_id", sa.String(64), nullable=False),
-        sa.Column("player", sa.String(64), nullable=False),
-        sa.Column("amount", sa.BigInteger(), nullable=False),
         sa.Column("status", sa.String(8), nullable=False),
         sa.Column("loss", sa.BigInteger(), nullable=False),
         sa.Column("win", sa.BigInteger(), nullable=False),
         sa.Column("commission", sa.BigInteger(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.CheckConstraint("status IN ('posted', 'voided')", name="ck_hold_resolutions_status_known"),
-        sa.CheckConstraint("loss >= 0 AND loss <= amount", name="ck_hold_resolutions_loss_within_hold"),
+        sa.CheckConstraint("loss >= 0", name="ck_hold_resolutions_loss_not_negative"),
         sa.CheckConstraint(
             "win >= 0 AND commission >= 0 AND commission <= win", name="ck_hold_resolutions_win_and_commission"
         ),
     )
-    op.create_index("ix_hold_resolutions_round", "hold_resolutions", ["round_id", "wager_id"])
     op.execute(BACKFILL)
     op.drop_index("ix_holds_round_status", table_name="holds")
     with op.batch_alter_table("holds") as table:
