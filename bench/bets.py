@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bets.py [--players 3000] [--concurrency 64] [--workers 1] [--threads 0] [--rate R]
                                    [--profile FILE]
+    .venv/bin/python bench/bets.py --burst 2000 [--burst-seconds 3] [--concurrency 256] [--workers 2]
 
 The API (``services.api.app.create_app``) runs under uvicorn in a subprocess on a free loopback
 port, against its own PostgreSQL schema (created, migrated and dropped by this script). Players
@@ -23,6 +24,14 @@ import-string factory ``bench.bets:server_app``).
 ``--rate R`` offers the bets open-loop at R requests/s (each request's latency counted from when it was due),
 instead of as fast as ``--concurrency`` connections go: the p99 at a given offered load.
 
+``--burst N`` is the end of a betting window instead: N players (``--players`` is ignored) each send one slip, at
+uniformly random moments of the window's last ``--burst-seconds`` (3), open loop over ``--concurrency`` connections
+(a request waits for a free one, and that wait counts in its answer time). The round is opened with a window that
+closes exactly then, so the server's own clock decides what came in time. The floor is the same burst of GET
+/healthz at the same moments. Reported: how many were accepted and how many refused as too late, p50/p99 answer time;
+checked: every slip answered, every accepted one stored (its key and its wagers), and none doubled — every slip is
+sent again with its key after the window, and an accepted one must answer as before and write nothing more.
+
 ``--profile FILE`` attaches ``py-spy record`` to the server (and its workers) during the bet phase
 and writes collapsed stacks to FILE, then prints where the server's samples fall.
 """
@@ -42,7 +51,7 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -61,7 +70,7 @@ from services.db import make_engine, migrate, session_factory  # noqa: E402
 from services.db.engine import POOL_SIZE  # noqa: E402
 from services.ledger.models import Account, AccountKind, IdempotencyKey  # noqa: E402
 from services.ledger.wallets import WalletService  # noqa: E402
-from services.rounds.models import Wager  # noqa: E402
+from services.rounds.models import Round, Wager  # noqa: E402
 from services.rounds.players import PlayerService  # noqa: E402
 
 DEFAULT_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -322,9 +331,11 @@ def register_and_fund(engine: Engine, players: int) -> tuple[str, dict[str, str]
     return operator_token, tokens
 
 
-def open_round(base: str, operator_token: str, table: str = "bench", wallet: str = "internal") -> str:
+def open_round(
+    base: str, operator_token: str, table: str = "bench", wallet: str = "internal", window_ms: int = 600_000
+) -> str:
     headers = {"Authorization": f"Bearer {operator_token}"}
-    body = {"id": table, "settings": {"betting_window_ms": 600_000, "max_stake": 10_000}, "wallet": wallet,
+    body = {"id": table, "settings": {"betting_window_ms": window_ms, "max_stake": 10_000}, "wallet": wallet,
             "allow_return_over_100": True}  # fmt: skip
     with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
         client.post("/v1/operator/tables", json=body).raise_for_status()
@@ -419,17 +430,20 @@ async def send(client: httpx.AsyncClient, request: Request) -> httpx.Response:
 
 async def offered(
     clients: list[httpx.AsyncClient], requests: list[Request], rate: float, latencies: list[float],
-    statuses: Counter[int],
+    statuses: Counter[int], dues: list[float] | None = None, start: float | None = None,
+    answers: dict[int, httpx.Response] | None = None,
 ) -> float:  # fmt: skip
-    """Open loop: request ``i`` is due at ``i / rate`` s whatever the answers before it; its latency runs from when it
-    was due (so a slow server is not hidden by requests it delayed), waiting for a free connection included."""
+    """Open loop: request ``i`` is due at ``dues[i]`` s after ``start`` (by default ``i / rate`` s after now) whatever
+    the answers before it; its latency runs from when it was due (so a slow server is not hidden by requests it
+    delayed), waiting for a free connection included. ``answers`` collects each request's response by its index."""
     idle: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
     for client in clients:
         idle.put_nowait(client)
-    start = time.perf_counter()
+    start = time.perf_counter() if start is None else start
+    dues = dues if dues is not None else [index / rate for index in range(len(requests))]
 
     async def one(index: int, request: Request) -> None:
-        due = start + index / rate
+        due = start + dues[index]
         await asyncio.sleep(max(0.0, due - time.perf_counter()))
         client = await idle.get()
         try:
@@ -438,6 +452,8 @@ async def offered(
             idle.put_nowait(client)
         latencies.append(time.perf_counter() - due)
         statuses[response.status_code] += 1
+        if answers is not None:
+            answers[index] = response
 
     await asyncio.gather(*(one(index, request) for index, request in enumerate(requests)))
     return time.perf_counter() - start
@@ -465,6 +481,153 @@ def opened_sessions(admin: Engine) -> int:
     with admin.connect() as connection:
         query = "SELECT sessions FROM pg_stat_database WHERE datname = current_database()"
         return int(connection.scalar(text(query)) or 0)
+
+
+# ---- the burst: the last seconds of one betting window ---------------------------------------
+
+
+BURST_LEAD_S = 2.0  # the window's first part, before the burst (the connections are open by then)
+
+
+@dataclass
+class Burst:
+    load: Load
+    answers: dict[int, httpx.Response]
+    late_by_ms: float  # how far past the window's close the last answer came
+
+
+async def burst(
+    base: str, dues: list[float], concurrency: int, server_pid: int,
+    ready: Callable[[], tuple[list[Request], float]],
+) -> Burst:  # fmt: skip
+    """Once the connections are open, ``ready()`` gives the requests and when the window closes (wall clock, epoch
+    s); ``requests[i]`` goes ``dues[i]`` s into the burst, which ends then."""
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    clients = [httpx.AsyncClient(base_url=base, limits=limits, timeout=60) for _ in range(concurrency)]
+    latencies: list[float] = []
+    statuses: Counter[int] = Counter()
+    answers: dict[int, httpx.Response] = {}
+    try:
+        await asyncio.gather(*(client.get("/healthz") for client in clients))  # open the connections
+        requests, closes_at = ready()
+        span = max(dues) if dues else 0.0
+        start = time.perf_counter() + (closes_at - span - time.time())  # the burst's first moment, on this clock
+        if start < time.perf_counter():
+            raise SystemExit("the burst's window closed before it could start: raise BURST_LEAD_S")
+        with cpu_use(server_pid) as cpu:
+            await offered(clients, requests, 0.0, latencies, statuses, dues, start, answers)
+            seconds = span  # the burst's own length: what "accepted per second" is over
+        late = time.time() - closes_at
+    finally:
+        for client in clients:
+            await client.aclose()
+    return Burst(Load(max(seconds, 1e-9), latencies, statuses, cpu), answers, 1000 * late)
+
+
+async def resend(base: str, requests: list[Request], concurrency: int) -> dict[int, httpx.Response]:
+    """Every request again, after the window: what an impatient or retrying client would send."""
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(request: Request) -> httpx.Response:
+            async with gate:
+                return await send(client, request)
+
+        answers = await asyncio.gather(*(one(request) for request in requests))
+    return dict(enumerate(answers))
+
+
+def check_burst(
+    engine: Engine, round_id: str, requests: list[Request], first: dict[int, httpx.Response],
+    again: dict[int, httpx.Response], players: int,
+) -> str:  # fmt: skip
+    """None lost: every slip answered, every accepted one's key and wagers stored; none doubled: a resent accepted
+    slip answers as before, a resent late one is refused again, and nothing more was written."""
+    unanswered = [index for index in range(len(requests)) if index not in first]
+    if unanswered:
+        raise SystemExit(f"check failed: {len(unanswered)} slips never answered")
+    accepted = [index for index, response in first.items() if response.status_code == 201]
+    odd = {response.status_code for response in first.values()} - {201, 409}
+    if odd:
+        raise SystemExit(f"check failed: answers other than accepted or too late: {sorted(odd)}")
+    changed = [index for index, response in again.items() if
+               response.status_code != first[index].status_code
+               or (response.status_code == 201 and response.json() != first[index].json())]  # fmt: skip
+    if changed:
+        index = changed[0]
+        raise SystemExit(
+            f"check failed: {len(changed)} slips answered differently when sent again, e.g. "
+            f"{first[index].status_code} {first[index].text} then {again[index].status_code} {again[index].text}"
+        )
+    bets = sum(len((requests[index].body or {})["bets"]) for index in accepted)
+    with engine.connect() as connection:
+        wagers = connection.scalar(select(func.count()).select_from(Wager).where(Wager.round_id == round_id))
+    if wagers != bets:
+        raise SystemExit(f"check failed: {wagers} wagers stored for the {bets} bets of {len(accepted)} accepted slips")
+    check(engine, round_id, len(accepted), players)  # every accepted slip's key; wallets + holds = funding
+    return (
+        f"check: {len(requests)} slips answered, {len(accepted)} accepted and stored ({bets} wagers), "
+        f"all {len(requests)} sent again: same answers, nothing written twice; wallets + holds = funding"
+    )
+
+
+def closes_at(engine: Engine, round_id: str) -> float:
+    with engine.connect() as connection:
+        when = connection.scalar(select(Round.betting_closes_at).where(Round.id == round_id))
+    assert when is not None
+    return float(when.timestamp())
+
+
+def run_burst(args: argparse.Namespace) -> None:
+    players, seconds = args.burst, args.burst_seconds
+    rng = random.Random(args.seed)
+    with bench_schema(args.url, "bench_burst") as (_admin, schema, engine):
+        start = time.perf_counter()
+        operator_token, tokens = register_and_fund(engine, players)
+        print(f"setup: {players} players registered and funded in {time.perf_counter() - start:.1f} s")
+        dues = sorted(rng.uniform(0, seconds) for _ in range(players))
+        with uvicorn_server(args.url, schema, args.workers, args.threads) as (base, process):
+            floor = [Request("GET", "/healthz")] * players
+            round_ids: list[str] = []
+            requests: list[Request] = []
+
+            def floor_ready() -> tuple[list[Request], float]:
+                return floor, time.time() + BURST_LEAD_S + seconds
+
+            def round_ready() -> tuple[list[Request], float]:
+                round_ids.append(open_round(base, operator_token, window_ms=int(1000 * (BURST_LEAD_S + seconds))))
+                requests[:] = bet_requests(rng, round_ids[0], tokens, 1)  # one slip a player, in a random order
+                return requests, closes_at(engine, round_ids[0])
+
+            floor_burst = asyncio.run(burst(base, dues, args.concurrency, process.pid, floor_ready))
+            bets = asyncio.run(burst(base, dues, args.concurrency, process.pid, round_ready))
+            round_id = round_ids[0]
+            again = asyncio.run(resend(base, requests, args.concurrency))
+        print(check_burst(engine, round_id, requests, bets.answers, again, players))
+
+    load = bets.load
+    accepted, late = load.accepted(201), load.accepted(409)
+    print(
+        f"server: uvicorn, {args.workers} worker(s), {args.threads or POOL_SIZE} threads each; "
+        f"{players} players, one slip each, at random moments of the window's last {seconds:g} s, "
+        f"{args.concurrency} connections"
+    )
+    table([("burst: POST .../bets (201)", load, 201), ("floor: GET /healthz (200)", floor_burst.load, 200)])
+    print(
+        f"accepted in the window: {accepted} of {players} ({100 * accepted / players:.1f} %); "
+        f"refused as too late: {late}; the last answer came {bets.late_by_ms:,.0f} ms after the window closed"
+    )
+    figures = {
+        "players": players, "burst_s": seconds, "accepted": accepted, "too_late": late,
+        "accepted_share": round(accepted / players, 3),
+        "p50_ms": round(1000 * load.percentile(0.5), 1), "p99_ms": round(1000 * load.percentile(0.99), 1),
+        "floor_p50_ms": round(1000 * floor_burst.load.percentile(0.5), 1),
+        "floor_p99_ms": round(1000 * floor_burst.load.percentile(0.99), 1),
+        "ratio_p99": round(load.percentile(0.99) / floor_burst.load.percentile(0.99), 2),
+        "answers_after_close_ms": round(bets.late_by_ms), "answered": len(load.latencies),
+    }  # fmt: skip
+    print(json.dumps(figures))  # the last line: this run's figures
 
 
 # ---- main -------------------------------------------------------------------------------
@@ -499,9 +662,16 @@ def main() -> None:
     parser.add_argument(
         "--rate", type=float, default=0.0, help="offered load, requests/s (open loop; 0: as fast as it goes)"
     )
+    parser.add_argument("--burst", type=int, default=0, help="N players, one slip each, in a window's last seconds")
+    parser.add_argument("--burst-seconds", type=float, default=3.0, help="the burst's length, s")
     args = parser.parse_args()
     if not 1 <= args.concurrency <= 1_000 or not 1 <= args.players <= 1_000_000 or not 1 <= args.slips <= 100:
         parser.error("keep --concurrency ≤ 1000, --players ≤ 1,000,000 and --slips ≤ 100")
+    if not 0 <= args.burst <= 100_000 or not 0.1 <= args.burst_seconds <= 60:
+        parser.error("keep --burst ≤ 100,000 and --burst-seconds 0.1–60")
+    if args.burst:
+        run_burst(args)
+        return
 
     with bench_schema(args.url, "bench_bets") as (admin, schema, engine):
         start = time.perf_counter()

@@ -31,7 +31,8 @@ def _database() -> list[str]:
     return ["--url", DATABASE] if DATABASE else []
 
 
-# name -> its arguments at a smoke size; those needing PostgreSQL say so
+# name -> its arguments at a smoke size; those needing PostgreSQL say so. A name "script:mode" runs script.py in
+# another mode (its arguments say which).
 SMOKE: dict[str, tuple[list[str], bool]] = {
     "engine": (["--rounds", "500"], False),
     "coups": (["--coups", "2000"], False),
@@ -44,6 +45,7 @@ SMOKE: dict[str, tuple[list[str], bool]] = {
     "tables": (["--tables", "3", "--seconds", "4", "--warmup", "2", "--shoe-processes", "1", *_broker()], False),
     "fanout": (["--clients", "200", "--changes", "3", "--client-procs", "1", *_broker()], False),
     "bets": ([*_database(), "--players", "40", "--slips", "2", "--concurrency", "8"], True),
+    "bets:burst": ([*_database(), "--burst", "60", "--burst-seconds", "1", "--concurrency", "8"], True),
     "settlement": ([*_database(), "--sizes", "200", "--players", "50"], True),
     "wallet": ([*_database(), "--players", "40", "--slips", "2", "--concurrency", "8"], True),
 }
@@ -52,12 +54,16 @@ SMOKE: dict[str, tuple[list[str], bool]] = {
 NOT_BENCHMARKS = ("smoke", "processes")  # this runner, and a helper module the benchmarks share
 
 
+def script(name: str) -> str:
+    return name.split(":")[0]
+
+
 def run(name: str, arguments: list[str], timeout: float) -> tuple[bool, str, float]:
     """Run one benchmark: (it ran and ended with its JSON line, what to say, seconds)."""
     started = time.monotonic()
     try:
         done = subprocess.run(
-            [sys.executable, str(BENCH / f"{name}.py"), *arguments],
+            [sys.executable, str(BENCH / f"{script(name)}.py"), *arguments],
             capture_output=True, text=True, timeout=timeout, cwd=BENCH.parent,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
@@ -83,7 +89,8 @@ def main() -> int:
     args = parser.parse_args()
     names = [name for name in args.only.split(",") if name] or list(SMOKE)
     unknown = sorted(set(names) - set(SMOKE))
-    missing = sorted(path.stem for path in BENCH.glob("*.py") if path.stem not in {*SMOKE, *NOT_BENCHMARKS})
+    smoked = {script(name) for name in SMOKE}
+    missing = sorted(path.stem for path in BENCH.glob("*.py") if path.stem not in {*smoked, *NOT_BENCHMARKS})
     if unknown:
         parser.error(f"unknown benchmark {unknown[0]!r} (known: {', '.join(SMOKE)})")
     failed: list[str] = []
