@@ -24,7 +24,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
-from services.api import operator_routes, page_routes, player_routes, refusals
+from services.api import api_docs, operator_routes, page_routes, player_routes, refusals
 from services.api.actions import action_routes, shared_bodies
 from services.api.consoles import ViewRelay
 from services.api.deps import Services
@@ -94,6 +94,8 @@ def create_app(
         version="1",
         summary="Live-dealer card studio: player betting API, operator tools.",
         lifespan=lifespan,
+        docs_url=None,  # served below from packaged assets, not a CDN
+        redoc_url=None,
     )
     app.state.services = Services(
         rounds=rounds, wallets=WalletService(sessions, currency), players=PlayerService(sessions, clock)
@@ -122,6 +124,7 @@ def create_app(
     app.include_router(page_routes.dealer)
     app.include_router(page_routes.pages)
     app.mount("/static", StaticFiles(directory=page_routes.PAGES), name="static")
+    api_docs.serve(app)
 
     @app.get("/metrics", tags=["health"], response_class=PlainTextResponse)
     def metrics() -> PlainTextResponse:
