@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import Engine, text
-from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
@@ -30,7 +30,7 @@ from services.api.consoles import ViewRelay
 from services.api.deps import Services
 from services.api.errors import REFUSALS, code_of, status_of
 from services.api.fanout import RAW_SEND, Poller
-from services.api.limits import MAX_BODY_BYTES, BodyLimit
+from services.api.limits import MAX_BODY_BYTES, BodyLimit, PlainPath
 from services.catalog import STUDIO_GAMES
 from services.db import session_factory
 from services.db.engine import POOL_SIZE
@@ -149,6 +149,8 @@ def create_app(
     for error_class in UNAVAILABLE:
         app.add_exception_handler(error_class, _database_unavailable)
     app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
+    app.add_middleware(PlainPath)
+    app.add_exception_handler(DataError, _unstorable)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     return app
@@ -174,6 +176,13 @@ async def _database_unavailable(_request: Request, error: Exception) -> JSONResp
         status_code=503,
         headers={"Retry-After": str(RETRY_AFTER_S)},
     )
+
+
+async def _unstorable(_request: Request, error: Exception) -> JSONResponse:
+    """A value the database cannot store (a NUL in a text, a number past its column): the transaction rolled back."""
+    log.info("refused a value the database cannot store: %s", " ".join(str(error).split())[:300])
+    message = "a value of the request cannot be stored (a text holding a NUL character, or a number out of range)"
+    return JSONResponse({"code": "invalid_request", "message": message}, status_code=422)
 
 
 async def _refused(request: Request, error: Exception) -> JSONResponse:

@@ -1,10 +1,17 @@
-"""A request body is read only up to ``MAX_BODY_BYTES``: a larger one is refused before it is parsed."""
+"""Limits every request meets before any route: a body read only up to ``MAX_BODY_BYTES`` (a larger one is refused
+before it is parsed), and a path and query free of NUL characters (no id, name or filter holds one)."""
 
 from __future__ import annotations
 
 import json
+import logging
+from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from services.rounds.staff import printable
+
+log = logging.getLogger("studio.api.limits")
 
 MAX_BODY_BYTES = 64 * 1024  # the largest request the API takes (a bet slip or table settings are < 2 KB)
 
@@ -47,8 +54,33 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-async def _refuse(send: Send, message: str) -> None:
-    body = json.dumps({"code": "body_too_large", "message": message}).encode()
+class PlainPath:
+    """ASGI middleware: a path or query holding a NUL (``%00``) is refused with 422 ``invalid_request`` before any
+    route reads it — PostgreSQL cannot even compare a text with a NUL in it. A WebSocket is closed with 1008 (policy)
+    instead. (Other control characters go on to the routes, which refuse the id; a line break is journaled made
+    printable, so it forges no log line.)"""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            query = unquote_to_bytes(scope.get("query_string", b"")).decode("utf-8", "replace")
+            for part, text in (("path", scope.get("path", "")), ("query", query)):
+                if "\x00" not in text:
+                    continue
+                message = f"the request's {part} holds a NUL character (%00), which no id, name or filter may"
+                log.info("refused a request whose %s holds a NUL: %s", part, printable(scope.get("path", ""), 300))
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008, "reason": message})
+                else:
+                    await _refuse(send, message, "invalid_request", 422)
+                return
+        await self.app(scope, receive, send)
+
+
+async def _refuse(send: Send, message: str, code: str = "body_too_large", status: int = 413) -> None:
+    body = json.dumps({"code": code, "message": message}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
