@@ -18,10 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVICES = ROOT / "services"
 MOST_LINES = 450
 # The files still over MOST_LINES, each with the size it may not grow past: the core's split shrinks this list.
-STILL_LARGE = {
-    "services/sim/world.py": 631,
-    "services/controller/runner.py": 455,
-}
+STILL_LARGE: dict[str, int] = {}
 
 
 def _modules() -> dict[str, Path]:

@@ -23,9 +23,9 @@ from services.bus.client import LoginRefusedError
 from services.catalog import STUDIO_GAMES
 from services.cli.arguments import add_database_options, mqtt_url, open_database, port, seconds, table_ids
 from services.cli.commands import help_of
-from services.controller.errors import LeaseHeldError
+from services.controller.errors import LeaseHeldError, UnsignedShoeError
 from services.controller.leases import RENEW_S, TTL_S
-from services.controller.runner import Controller, UnsignedShoeError
+from services.controller.runner import Controller
 from services.controller.table import ControllerSettings
 from services.db import session_factory
 from services.observability.http import serve_health

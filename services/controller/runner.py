@@ -51,7 +51,7 @@ from services.bus.messages import (
     decode,
     encode,
 )
-from services.controller.errors import ControllerError
+from services.controller.errors import UnsignedShoeError
 from services.controller.leases import RENEW_S, TTL_S, Leases, owner_name
 from services.controller.table import RETRY_AFTER, ControllerSettings, Publish, TableController, reread_moved
 from services.rounds.clock import Clock, SystemClock
@@ -69,24 +69,6 @@ class Inbound:
     table: str
     kind: str  # shoe | alarm | command | untrusted | sighting | camera_status
     payload: Any
-
-
-class UnsignedShoeError(ControllerError):
-    """A table whose shoe has no signing key here: any client of the broker could deal at it."""
-
-    code = "unsigned_shoe"
-
-    def __init__(self, unsigned: list[tuple[str, str]], keys: KeyRing) -> None:
-        where = f" in {keys.directory}" if keys.directory is not None else ""
-        super().__init__(
-            "; ".join(
-                f"table {table}: shoe {shoe} has no signing key{where}: make one (studio shoe-key new --shoe-id "
-                f"{shoe}) and start the shoe with it, or allow unsigned cards (--allow-unsigned: tests and benchmarks "
-                "only)"
-                for table, shoe in unsigned
-            )
-        )
-        self.tables = [table for table, _shoe in unsigned]
 
 
 def controller_name(tables: Iterable[str]) -> str:

@@ -14,8 +14,9 @@ import pytest
 from sqlalchemy import Engine
 
 from services.catalog import STUDIO_GAMES
+from services.controller.errors import UnsignedShoeError
 from services.controller.leases import Leases
-from services.controller.runner import Controller, UnsignedShoeError, Writer
+from services.controller.runner import Controller, Writer
 from services.controller.table import ControllerSettings
 from services.db import session_factory
 from services.rounds.clock import ManualClock
