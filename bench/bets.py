@@ -172,7 +172,7 @@ def py_spy(pid: int, path: str | None, subprocesses: bool) -> Iterator[None]:
 
 
 PHASES = [  # (label, marker in the stack); the first match wins
-    ("PokDengAdapter.place_bets", "PokDengAdapter.place_bets (services/rounds/pokdeng.py"),
+    ("HouseAdapter.place_bets (the bet path)", "place_bets (services/rounds/house.py"),
     ("authentication (bearer token lookup)", "current_identity (services/api/deps.py"),
     ("rest of the FastAPI request in its worker thread", "WorkerThread.run"),
     ("event loop: uvicorn, h11, starlette, pydantic", ""),

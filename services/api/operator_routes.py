@@ -133,8 +133,8 @@ def create_table(body: TableIn, operator: CurrentOperator, services: ServicesDep
         body.id, body.currency, body.settings, body.game, body.video_url_template, body.allow_return_over_100,
         body.wallet, body.verify, body.verify_window_ms, body.manual_cards,
     )  # fmt: skip
-    if (body.overlay_delay_ms, body.language) != (0, "en"):
-        display.change_display(services.rounds, body.id, body.overlay_delay_ms, body.language)
+    if (body.overlay_delay_ms, body.language, body.result_pause_ms) != (0, "en", None):
+        display.change_display(services.rounds, body.id, body.overlay_delay_ms, body.language, body.result_pause_ms)
     _logged(services, operator, request, "table_created", body.id, body.model_dump(exclude={"id"}))
     return body
 
@@ -162,18 +162,18 @@ def change_table(
     table_id: str, body: TableChangeIn, operator: CurrentOperator, services: ServicesDep, request: Request
 ) -> dict[str, Any]:
     """Change the table's settings (from its next round; checked as at creation: a house bet returning 100 % or more
-    needs ``allow_return_over_100``), its return override, where its video is watched, its overlay's delay or its
-    language, its shoe + camera cross-check, or whether cards may be entered by hand."""
+    needs ``allow_return_over_100``), its return override, where its video is watched, its overlay's delay, its
+    language or how long a result stays up, its shoe + camera cross-check, or whether cards may be entered by hand."""
     audit.tables(services.rounds, table_id)  # 404 for an unknown table, whatever the body asks
     if body.video_url_template is not None:  # checked before anything is changed: all of it, or none
         checked_template(body.video_url_template)
-    display.checked(body.overlay_delay_ms, body.language)
+    display.checked(body.overlay_delay_ms, body.language, body.result_pause_ms)
     if body.settings is not None or body.allow_return_over_100 is not None:
         services.rounds.change_settings(table_id, body.settings, body.allow_return_over_100)
     if body.video_url_template is not None:
         services.rounds.set_video_url_template(table_id, body.video_url_template)
-    if body.overlay_delay_ms is not None or body.language is not None:
-        display.change_display(services.rounds, table_id, body.overlay_delay_ms, body.language)
+    if body.overlay_delay_ms is not None or body.language is not None or body.result_pause_ms is not None:
+        display.change_display(services.rounds, table_id, body.overlay_delay_ms, body.language, body.result_pause_ms)
     if body.verify is not None or body.verify_window_ms is not None:
         services.rounds.change_verify(table_id, body.verify, body.verify_window_ms)
     if body.manual_cards is not None:

@@ -41,6 +41,10 @@ RETURN_OVERRIDE = (
 
 OVERLAY_DELAY = "the overlay holds every change back this long, to match the viewers' stream latency (ms)"
 LANGUAGE = "the table's language on its overlay: English, Vietnamese or Thai"
+RESULT_PAUSE = (
+    "how long a round's result and payouts stay up before the next round opens, from the table's next round (ms; "
+    "unset: the controller's own setting, 7 s by default)"
+)
 WALLET = (
     "whose books hold the players' money, fixed for the table's life: internal (the studio's ledger) or operator "
     "(the operator's wallet over HTTP, the studio's ledger its mirror; Pok Deng tables)"
@@ -67,6 +71,7 @@ class TableIn(Strict):
     allow_return_over_100: Annotated[bool, Field(description=RETURN_OVERRIDE)] = False
     overlay_delay_ms: Annotated[int, Field(ge=0, le=30_000, description=OVERLAY_DELAY)] = 0
     language: Annotated[Literal["en", "vi", "th"], Field(description=LANGUAGE)] = "en"
+    result_pause_ms: Annotated[int | None, Field(ge=1_000, le=60_000, description=RESULT_PAUSE)] = None
     wallet: Annotated[Literal["internal", "operator"], Field(description=WALLET)] = "internal"
     verify: Annotated[Literal["off", "warn", "hold"], Field(description=VERIFY)] = "off"
     verify_window_ms: Annotated[int, Field(ge=500, le=30_000, description=VERIFY_WINDOW)] = 3000
@@ -81,6 +86,7 @@ class TableChangeIn(Strict):
     allow_return_over_100: Annotated[bool | None, Field(description=RETURN_OVERRIDE)] = None
     overlay_delay_ms: Annotated[int | None, Field(ge=0, le=30_000, description=OVERLAY_DELAY)] = None
     language: Annotated[Literal["en", "vi", "th"] | None, Field(description=LANGUAGE)] = None
+    result_pause_ms: Annotated[int | None, Field(ge=1_000, le=60_000, description=RESULT_PAUSE)] = None
     verify: Annotated[Literal["off", "warn", "hold"] | None, Field(description=VERIFY)] = None
     verify_window_ms: Annotated[int | None, Field(ge=500, le=30_000, description=VERIFY_WINDOW)] = None
     manual_cards: Annotated[bool | None, Field(description=MANUAL_CARDS)] = None

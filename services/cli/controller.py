@@ -52,7 +52,10 @@ def register(commands: Any) -> None:
         help="every table has an overhead camera, TABLE-camera (studio shoe --witness), checking its shoe's cards",
     )
     parser.add_argument("--camera-id", default=None, help="the overhead camera of every table (implies --cameras)")
-    parser.add_argument("--result-pause", type=seconds, default=5.0, help="seconds results stay before the next round")
+    parser.add_argument(
+        "--result-pause", type=seconds, default=7.0,
+        help="seconds a result stays up before the next round, where the table sets none (default 7)",
+    )  # fmt: skip
     parser.add_argument("--manual", action="store_true", help="do not open rounds by themselves (operator opens)")
     parser.add_argument("--http-port", type=port, default=0, help="/metrics, /healthz, /readyz (0: a free port)")
     parser.add_argument("--broker", type=mqtt_url, default=None)

@@ -95,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
         windows = HOUSE_SETTINGS | (HUMAN_WINDOWS if args.forever else DEMO_WINDOWS)
         config = StudioConfig(
             tables=tuple(args.tables), run_dir=Path(directory), database_url=os.environ.get("STUDIO_DATABASE_URL"),
-            mqtt_url=os.environ.get("STUDIO_MQTT_URL"), table_settings=windows, result_pause_ms=1_500,
+            mqtt_url=os.environ.get("STUDIO_MQTT_URL"), table_settings=windows,
+            result_pause_ms=7_000 if args.forever else 1_500,  # a person reads a result in 6-8 s
             rooms=tuple(args.rooms), room_settings=HUMAN_ROOM_WINDOWS if args.forever else ROOM_WINDOWS,
             tienlen_rooms=tuple(args.tienlen_rooms),
             tienlen_settings=HUMAN_TIENLEN_WINDOWS if args.forever else TIENLEN_WINDOWS,

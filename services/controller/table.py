@@ -59,7 +59,7 @@ PLAYER_WINDOWS = frozenset({"decision", "turn"})  # windows that wait for one pl
 class ControllerSettings:
     shoe_id: str  # the only shoe whose cards this table takes
     camera_id: str = ""  # the only overhead camera whose sightings check the shoe's cards (none: nothing is checked)
-    result_pause_ms: int = 5_000  # results stay on screen this long before the next round opens
+    result_pause_ms: int = 7_000  # results stay up this long before the next round opens (unless the table says)
     auto_open: bool = True  # open the next round by itself (off: an operator opens rounds)
 
 
@@ -277,14 +277,22 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
             return
         if self._checking():
             return  # the last cards' checks end first (their window may outlast the result pause)
-        pause = timedelta(milliseconds=self.settings.result_pause_ms)
-        if current is not None and current.finished_at is not None and now < aware(current.finished_at) + pause:
+        if (
+            current is not None
+            and current.finished_at is not None
+            and now < aware(current.finished_at) + self._pause(current)
+        ):
             return
         if self._ask_for_burns() or self._shoe_over():
             return
         self.service.open_round(self.table_id)
         self._count("rounds_opened")
         self.refresh()
+
+    def _pause(self, finished: Applied) -> timedelta:
+        """How long the finished round's result stays up: its table's setting, else this controller's."""
+        ms = finished.result_pause_ms if finished.result_pause_ms is not None else self.settings.result_pause_ms
+        return timedelta(milliseconds=ms)
 
     @property
     def last_taken(self) -> tuple[str, int]:
@@ -378,7 +386,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
                 return None  # the next round waits for the checks' windows: their deadlines wake the controller
             if current is None or current.finished_at is None:
                 return DUE
-            return aware(current.finished_at) + timedelta(milliseconds=self.settings.result_pause_ms)
+            return aware(current.finished_at) + self._pause(current)
         return aware(current.window_closes_at) if current.window_closes_at else None
 
     # ---- alerts and views ---------------------------------------------------------------

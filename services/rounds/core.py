@@ -216,7 +216,7 @@ class RoundCore:
             round_.settled_at or round_.voided_at, port.expecting(engine), tuple(port.cards(engine)),
             port.hidden(engine, PUBLIC), state_header(round_), views,
             engine, round_.verify, round_.verify_window_ms,
-            checks.open_of(session, round_.id) if round_.verify != checks.OFF else (),
+            checks.open_of(session, round_.id) if round_.verify != checks.OFF else (), round_.result_pause_ms,
         )  # fmt: skip
 
     @contextmanager

@@ -70,6 +70,8 @@ class GameTable(Base):
     # language its overlay speaks (``services.rounds.display``)
     overlay_delay_ms: Mapped[int] = mapped_column(Integer, default=0)
     language: Mapped[str] = mapped_column(String(8), default="en")
+    # how long a round's result stays up before the next round opens (null: the controller's own setting)
+    result_pause_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # whose books hold the players' money: ``internal`` (the studio's ledger) or ``operator`` (the operator's
     # wallet, called over HTTP; the ledger mirrors each movement: ``services.wallet.seamless``); fixed at creation
     wallet: Mapped[str] = mapped_column(String(16), default="internal")
@@ -119,6 +121,7 @@ class Round(Base):
     # the table's cross-check as the round opened (``GameTable.verify``), fixed for the round's life
     verify: Mapped[str] = mapped_column(String(8), default="off")
     verify_window_ms: Mapped[int] = mapped_column(Integer, default=3000)
+    result_pause_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the table's, as the round opened
 
 
 class Wager(Base):

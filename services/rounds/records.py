@@ -57,6 +57,7 @@ class Applied:
     verify: str = checks.OFF  # the round's shoe + camera cross-check
     verify_window_ms: int = 0
     checks: tuple[checks.OpenCheck, ...] = ()  # its checks not yet settled (pending, or waiting for an operator)
+    result_pause_ms: int | None = None  # how long its result stays up (the table's; None: the controller's own)
 
     @property
     def public(self) -> dict[str, Any]:

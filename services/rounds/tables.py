@@ -146,7 +146,7 @@ class TableRounds(RoundCore):
                 settings=table.settings, opened_at=now, betting_closes_at=window or now,
                 window_closes_at=window, video_ref=video_ref, log_length=0,
                 verify=checks.OFF if port.deals_online(settings) else table.verify,
-                verify_window_ms=table.verify_window_ms,
+                verify_window_ms=table.verify_window_ms, result_pause_ms=table.result_pause_ms,
             )  # fmt: skip
             if port.deals_online(settings):  # the deck is fixed, and its commitment public, before anyone acts
                 shuffle = Shuffle.new()

@@ -55,7 +55,7 @@ class StudioConfig:
     api_port: int = 0  # 0: a free port
     table_settings: dict[str, Any] = field(default_factory=dict)
     allow_return_over_100: bool = False  # the Pok Deng tables may run settings that return 100 % or more
-    result_pause_ms: int = 4_000
+    result_pause_ms: int = 7_000  # a result people can read (a table's own setting wins)
     dealer_pace: float = 0.15
     simulated_dealers: bool = True  # False: somebody else deals through ``RunningStudio.shoes`` (a test, a person)
     rooms: tuple[str, ...] = ()  # Mậu Binh room tables, dealt online (no shoe)

@@ -59,14 +59,21 @@ def test_how_a_table_is_shown_is_set_and_checked_and_public(studio: Studio) -> N
     def change(body: dict[str, Any]) -> Any:
         return studio.client.patch("/v1/operator/tables/t1", json=body, headers=studio.auth("op"))
 
-    assert studio.client.get("/v1/tables/t1").json()["display"] == {"overlay_delay_ms": 0, "language": "en"}
+    def shown(table: str) -> Any:
+        return studio.client.get(f"/v1/tables/{table}").json()["display"]
+
+    assert shown("t1") == {"overlay_delay_ms": 0, "language": "en", "result_pause_ms": None}  # the controller's own
     assert change({"overlay_delay_ms": 30_001}).status_code == 422
     bad = change({"language": "fr"})
     assert bad.status_code == 422 and "language" in bad.json()["message"]
-    assert change({"overlay_delay_ms": 4_000, "language": "th"}).json()["display"] == {
-        "overlay_delay_ms": 4_000, "language": "th"
+    hasty = change({"result_pause_ms": 300, "language": "th"})
+    assert hasty.status_code == 422 and "result_pause_ms" in hasty.json()["message"]
+    assert shown("t1")["language"] == "en", "a change refused in part changes nothing"
+    assert change({"overlay_delay_ms": 4_000, "language": "th", "result_pause_ms": 8_000}).json()["display"] == {
+        "overlay_delay_ms": 4_000, "language": "th", "result_pause_ms": 8_000
     }  # fmt: skip
-    assert studio.client.get("/v1/tables/t1").json()["display"] == {"overlay_delay_ms": 4_000, "language": "th"}
-    made = create(studio, {"id": "v1", "allow_return_over_100": True, "overlay_delay_ms": 2_500, "language": "vi"})
+    assert shown("t1") == {"overlay_delay_ms": 4_000, "language": "th", "result_pause_ms": 8_000}
+    made = create(studio, {"id": "v1", "allow_return_over_100": True, "overlay_delay_ms": 2_500, "language": "vi",
+                           "result_pause_ms": 6_000})  # fmt: skip
     assert made.status_code == 201
-    assert studio.client.get("/v1/tables/v1").json()["display"] == {"overlay_delay_ms": 2_500, "language": "vi"}
+    assert shown("v1") == {"overlay_delay_ms": 2_500, "language": "vi", "result_pause_ms": 6_000}

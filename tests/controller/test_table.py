@@ -22,7 +22,7 @@ from services.games.pokdeng import AwaitingCard, AwaitingDecision, Phase, Positi
 from services.games.pokdeng.port import POKDENG
 from services.journal.models import ShoeJournal
 from services.ledger.wallets import WalletService
-from services.rounds import audit, decks, queries
+from services.rounds import audit, decks, display, queries
 from services.rounds.clock import ManualClock, aware
 from services.rounds.engines import load
 from services.rounds.errors import RoundError, TableHeldError
@@ -316,14 +316,43 @@ def test_the_next_deadline_is_the_open_window_or_the_end_of_the_result_pause(tab
     assert current is not None and current.phase == Phase.INSURANCE and current.window_closes_at is not None
     assert table.controller.next_deadline() == aware(current.window_closes_at)
     table.tick(seconds=5)  # insurance closes; no bettors: every seat is decided at once
-    thirds = iter(["9S", "TS", "JS"])
-    while table.controller.current and isinstance(engine_of(table.controller).expecting, AwaitingCard):
-        table.scan(next(thirds))  # third cards: seat C (3 points) draws by the table default, the banker may
+    draw_thirds(table)
     current = table.controller.current
     assert current is not None and engine_of(table.controller).result is not None
     assert table.controller.next_deadline() == aware(current.finished_at) + timedelta(seconds=1)  # type: ignore[arg-type]
     table.controller.settings = ControllerSettings(SHOE, auto_open=False)
     assert table.controller.next_deadline() is None  # an operator opens the rounds
+
+
+def draw_thirds(table: Table) -> None:
+    thirds = iter(["9S", "TS", "JS"])
+    while table.controller.current and isinstance(engine_of(table.controller).expecting, AwaitingCard):
+        table.scan(next(thirds))  # third cards: seat C (3 points) draws by the table default, the banker may
+
+
+def test_a_tables_own_result_pause_keeps_the_result_up_that_long_from_its_next_round(table: Table) -> None:
+    table.tick(seconds=0)  # round 1 opens before the change: it keeps the controller's pause (1 s)
+    display.change_display(table.service, "t1", result_pause_ms=8_000)
+    table.tick(seconds=10)
+    table.scan("2H", "4H", "6H", "8D", "3H", "5H", "7H", "9C")
+    table.tick(seconds=5)
+    draw_thirds(table)
+    first = table.controller.current
+    assert first is not None and first.result_pause_ms is None and first.finished_at is not None
+    table.tick(seconds=1)  # the controller's own pause: round 2 opens, under the table's new setting
+    second = table.controller.current
+    assert second is not None and second.round_id != first.round_id and second.result_pause_ms == 8_000
+    table.tick(seconds=10)
+    table.scan("2S", "4S", "6S", "8C", "3S", "5S", "7S", "9D")
+    table.tick(seconds=5)
+    draw_thirds(table)
+    second = table.controller.current
+    assert second is not None and second.finished_at is not None
+    assert table.controller.next_deadline() == aware(second.finished_at) + timedelta(seconds=8)
+    table.tick(seconds=7.9)
+    assert table.controller.current is not None and table.controller.current.round_id == second.round_id  # still up
+    table.tick(seconds=0.1)
+    assert table.controller.current is not None and table.controller.current.round_id != second.round_id
 
 
 def test_no_round_opens_when_the_deck_cannot_finish_it_until_a_new_deck(table: Table) -> None:
