@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +48,35 @@ def test_the_demo_runs_a_live_studio_round_on_each_table_and_exits_cleanly(capsy
     units = [int(line.rsplit("units", 1)[1]) for line in room.splitlines() if line.strip().startswith("seat")]
     assert len(units) >= 2 and sum(units) == 0, room
     assert "shuffle commitment" in room and "no signing key" not in out
+
+
+def test_the_demo_kept_running_prints_a_working_page_for_every_table_and_room(tmp_path: Path) -> None:
+    """``studio demo --forever`` is for people: every page it names answers, the rooms' too."""
+    env = {k: v for k, v in os.environ.items() if k not in ("STUDIO_MQTT_URL", "STUDIO_DATABASE_URL")}
+    command = [sys.executable, "-m", "services.cli", "demo", "--forever", "--tables", "D1", "--rooms", "MB7",
+               "--tienlen-rooms", "TL7", "--baccarat", "B7", "--dragontiger", "DT7"]  # fmt: skip
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        lines: list[str] = []
+        deadline = time.monotonic() + 90
+        while not any("player's page token" in line for line in lines) and time.monotonic() < deadline:
+            lines.append(process.stdout.readline())
+        out = "".join(lines)
+        pages = dict(re.findall(r"^\s+(\S+ (?:room page|player's page|dealer console|overlay))\s+(\S+)", out, re.M))
+        expected = {"MB7 room page", "TL7 room page"} | {
+            f"{table} {page}"
+            for table in ("D1", "B7", "DT7")
+            for page in ("player's page", "dealer console", "overlay")
+        }
+        assert set(pages) == expected, out
+        for url in pages.values():
+            with urllib.request.urlopen(url) as response:
+                assert response.status == 200 and b"/static/studio.js" in response.read(), url
+        assert "/room/MB7" in pages["MB7 room page"] and "/room/TL7" in pages["TL7 room page"]
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

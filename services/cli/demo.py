@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
             broker = without_login(studio.mqtt_url)
             print(f"studio demo: broker {broker}, API {studio.api_url}, tables {', '.join(tables + rooms)}")
             if args.forever:  # watching the pages: a throwaway database, so hand out a console token
-                print(studio_urls(studio, tables, public_login(config.mqtt_url, studio.mqtt_url)))
+                print(studio_urls(studio, tables, public_login(config.mqtt_url, studio.mqtt_url), rooms))
                 dealer = f"dealer-{uuid.uuid4().hex[:6]}"
                 token = studio.players.register(dealer, "dealer")
                 for table in tables:

@@ -51,7 +51,9 @@ def public_login(configured: str | None, running: str) -> str:
     return "the read-only public feed: user 'public', password from deploy/mosquitto/make-passwords"
 
 
-def studio_urls(studio: RunningStudio, tables: tuple[str, ...], login: str) -> str:
+def studio_urls(studio: RunningStudio, tables: tuple[str, ...], login: str, rooms: tuple[str, ...] = ()) -> str:
+    """The studio's addresses, a line each: the API, the broker, each table's console, overlay and player's page, each
+    room's page (``rooms``: Mậu Binh and Tiến Lên rooms, dealt online), the operator's page."""
     api = studio.api_url
     lines = [
         f"studio up: tables {', '.join(tables)} (a simulated shoe and dealer each)",
@@ -64,6 +66,9 @@ def studio_urls(studio: RunningStudio, tables: tuple[str, ...], login: str) -> s
             f"  {table} overlay         {api}/overlay/{table}   (public; MQTT {topics.round_state(table)})",
             f"  {table} player's page   {api}{queries.table(studio.service, table)['player_page']}   (a player token)",
         ]
+    for room in rooms:
+        page = queries.table(studio.service, room)["player_page"]
+        lines.append(f"  {room} room page  {api}{page}   (a player token: sit at a free seat, then play)")
     lines.append(f"  operator's page  {api}/ops   (rounds, evidence, void, corrections: an operator token)")
     database = "" if studio.config.database_url else f" --database {studio.database_url}"  # else the env URL is used
     lines.append(
