@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 
@@ -37,3 +42,23 @@ def engine_of(controller: Any) -> Any:
     from services.rounds.pokdeng import pokdeng
 
     return pokdeng(controller.service).round(controller.current.round_id)
+
+
+@contextmanager
+def studio_command(arguments: list[str], cwd: Path, until: str, timeout: float = 90) -> Iterator[tuple[Any, str]]:
+    """``studio ARGUMENTS`` in a process of its own (on its embedded broker and database, whatever the environment
+    says), its output read until a line holding ``until``: (the process, that output). Killed at the end if still up."""
+    env = {k: v for k, v in os.environ.items() if k not in ("STUDIO_MQTT_URL", "STUDIO_DATABASE_URL")}
+    command = [sys.executable, "-m", "services.cli", *arguments]
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        lines: list[str] = []
+        deadline = time.monotonic() + timeout
+        while not any(until in line for line in lines) and time.monotonic() < deadline:
+            lines.append(process.stdout.readline())
+        yield process, "".join(lines)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

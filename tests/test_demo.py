@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import re
 import signal
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
 from services.cli import main
+from tests.support import studio_command
 
 
 def test_the_demo_runs_a_live_studio_round_on_each_table_and_exits_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
@@ -52,23 +49,12 @@ def test_the_demo_runs_a_live_studio_round_on_each_table_and_exits_cleanly(capsy
 
 def test_the_demo_kept_running_prints_a_working_page_for_every_table_and_room(tmp_path: Path) -> None:
     """``studio demo --forever`` is for people: every page it names answers, the rooms' too."""
-    env = {k: v for k, v in os.environ.items() if k not in ("STUDIO_MQTT_URL", "STUDIO_DATABASE_URL")}
-    command = [sys.executable, "-m", "services.cli", "demo", "--forever", "--tables", "D1", "--rooms", "MB7",
-               "--tienlen-rooms", "TL7", "--baccarat", "B7", "--dragontiger", "DT7"]  # fmt: skip
-    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        lines: list[str] = []
-        deadline = time.monotonic() + 90
-        while not any("player's page token" in line for line in lines) and time.monotonic() < deadline:
-            lines.append(process.stdout.readline())
-        out = "".join(lines)
+    arguments = ["demo", "--forever", "--tables", "D1", "--rooms", "MB7", "--tienlen-rooms", "TL7",
+                 "--baccarat", "B7", "--dragontiger", "DT7"]  # fmt: skip
+    with studio_command(arguments, tmp_path, until="player's page token") as (process, out):
         pages = dict(re.findall(r"^\s+(\S+ (?:room page|player's page|dealer console|overlay))\s+(\S+)", out, re.M))
-        expected = {"MB7 room page", "TL7 room page"} | {
-            f"{table} {page}"
-            for table in ("D1", "B7", "DT7")
-            for page in ("player's page", "dealer console", "overlay")
-        }
+        kinds = ("player's page", "dealer console", "overlay")
+        expected = {"MB7 room page", "TL7 room page"} | {f"{t} {kind}" for t in ("D1", "B7", "DT7") for kind in kinds}
         assert set(pages) == expected, out
         for url in pages.values():
             with urllib.request.urlopen(url) as response:
@@ -76,7 +62,3 @@ def test_the_demo_kept_running_prints_a_working_page_for_every_table_and_room(tm
         assert "/room/MB7" in pages["MB7 room page"] and "/room/TL7" in pages["TL7 room page"]
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=60) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import stat
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -19,22 +15,14 @@ from services.journal.models import DeckReport, ShoeJournal
 from services.rounds.models import Round
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 from services.studio.dealer import PhysicalShoe, keep, kept
-from tests.support import wait_until
+from tests.support import studio_command, wait_until
 
 
 def test_studio_up_prints_working_urls_for_the_api_console_overlay_and_broker_and_stops_on_sigterm(
     tmp_path: Path,
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("STUDIO_MQTT_URL", "STUDIO_DATABASE_URL")}
-    command = [sys.executable, "-m", "services.cli", "up", "--api-port", "0", "--tables", "U1", "--run-dir", "run"]
-    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        lines: list[str] = []
-        deadline = time.monotonic() + 60
-        while not any("console token" in line for line in lines) and time.monotonic() < deadline:
-            lines.append(process.stdout.readline())
-        out = "".join(lines)
+    arguments = ["up", "--api-port", "0", "--tables", "U1", "--run-dir", "run"]
+    with studio_command(arguments, tmp_path, until="console token", timeout=60) as (process, out):
         pattern = r"^\s+(API|U1 dealer console|U1 overlay|U1 player's page|broker)\s+(\S+)"
         urls = dict(re.findall(pattern, out, re.MULTILINE))
         assert set(urls) == {"API", "U1 dealer console", "U1 overlay", "U1 player's page", "broker"}, out
@@ -49,10 +37,6 @@ def test_studio_up_prints_working_urls_for_the_api_console_overlay_and_broker_an
                 assert response.status == 200 and b"/static/studio.js" in response.read()
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 # ---- the studio on its run directory: restarted, and at the end of each deck --------------------------------------
