@@ -85,8 +85,23 @@ def test_every_key_the_pages_use_exists_and_every_key_is_used() -> None:
     assert not missing, f"keys the pages use that i18n.json lacks: {missing}"
     for family in families:
         assert any(key.startswith(family) for key in words), f"no key of the family {family}*"
-    unused = sorted(key for key in words if key not in keys and not any(key.startswith(f) for f in families))
+    unused = sorted(
+        key for key in words
+        if key not in keys and not any(key.startswith(f) for f in families) and key.removesuffix("_one") not in keys
+    )  # fmt: skip
     assert not unused, f"keys no page uses: {unused}"
+
+
+def test_each_singular_sits_beside_its_plural_with_the_same_placeholders() -> None:
+    """``key_one`` is the text ``t`` takes when the count is one (i18n.js); its plural must exist and agree."""
+    words = dictionary()
+    singulars = [key for key in words if key.endswith("_one")]
+    assert len(singulars) >= 10
+    for key in singulars:
+        plural = words.get(key.removesuffix("_one"))
+        assert plural is not None, key
+        assert sorted(PLACEHOLDER.findall(words[key]["en"])) == sorted(PLACEHOLDER.findall(plural["en"])), key
+        assert words[key]["en"] != plural["en"], key  # English says it differently, or it would not be needed
 
 
 def top_level_names(text: str, start: int) -> set[str]:

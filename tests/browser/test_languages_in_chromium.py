@@ -11,10 +11,12 @@ from functools import cache
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.api.conftest import Studio, studio  # noqa: F401 (the fixture)
 from tests.api.test_api import card, open_round
 from tests.api.test_i18n import PLACEHOLDER, dictionary
+from tests.browser.test_api_docs_in_chromium import offline_page
 from tests.browser.test_ops_page_in_chromium import served  # noqa: F401 (the fixture)
 from tests.browser.test_overlay_in_chromium import DEAL
 from tests.browser.test_pages_in_chromium import browser  # noqa: F401 (the fixture)
@@ -193,3 +195,22 @@ def test_the_players_pages_in_thai_and_vietnamese(
     room.click("#login button[type=submit]")
     room.wait_for_function("document.body.dataset.phase === 'seating'")
     in_language(room, "vi", "Mậu Binh · m1", "Mời vào chỗ", "Ghế 1", "Ngồi đây", "Số dư")
+
+
+@pytest.mark.db
+def test_counts_of_one_read_in_the_singular_in_english_only(browser: Any, served: str) -> None:  # noqa: F811
+    """The pages' plural rule (``I18N.t`` picks ``key_one`` when the language says the count is one)."""
+    said = {}
+    for lang in ("en", "vi"):
+        page, elsewhere = offline_page(browser, served)
+        page.goto(f"{served}/?lang={lang}")
+        page.wait_for_function("typeof I18N !== 'undefined'")
+        said[lang] = page.evaluate(
+            """() => I18N.ready.then(() => [
+                I18N.t("pokdeng.points", {points: 1}), I18N.t("pokdeng.points", {points: 0}),
+                I18N.t("tienlen.cards_left", {n: 1}), I18N.t("tienlen.cards_left", {n: 13}),
+                I18N.t("room.units", {units: -1, money: "THB 10"}), I18N.t("coup.ties", {n: 2})])"""
+        )
+        assert elsewhere == []
+    assert said["en"] == ["1 point", "0 points", "1 card", "13 cards", "-1 unit (THB 10)", "2 ties"]
+    assert said["vi"] == ["1 điểm", "0 điểm", "1 lá", "13 lá", "-1 đơn vị (THB 10)", "2 ván hòa"]

@@ -28,14 +28,25 @@ const I18N = (() => {
     return entry ? entry[i18n.lang] || entry.en : key;
   }
 
+  // Plurals: a key with a ``key_one`` beside it ("{n} cards" / "{n} card") takes that one when its count — the first
+  // of these parameters that is a whole number — is "one" in the page's language (Vietnamese and Thai have no
+  // plural forms: always the key itself).
+  const COUNTS = ["n", "points", "total", "units"];
+  function counted(key, params) {
+    if (!(key + "_one" in words)) return key;
+    const count = COUNTS.map((name) => params[name]).find((value) => /^-?\d+$/.test(String(value)));
+    if (count === undefined) return key;
+    return new Intl.PluralRules(i18n.locale).select(Number(count)) === "one" ? key + "_one" : key;
+  }
+
   // ``key``'s text with each {name} replaced by ``params[name]``.
   function t(key, params = {}) {
-    return raw(key).replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole));
+    return raw(counted(key, params)).replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole));
   }
 
   // ``key``'s text as parts to append to an element: strings, and the nodes (or strings) ``params`` gives.
   function nodes(key, params = {}) {
-    return raw(key).split(/\{(\w+)\}/) // text, name, text, name, …
+    return raw(counted(key, params)).split(/\{(\w+)\}/) // text, name, text, name, …
       .map((part, index) => (index % 2 ? (part in params ? params[part] : "{" + part + "}") : part))
       .filter((part) => part !== "");
   }

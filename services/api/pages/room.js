@@ -242,7 +242,7 @@ function renderResult() {
   box.hidden = units === undefined;
   if (units === undefined) return;
   const n = Math.abs(units);
-  const key = "room.result." + (units >= 0 ? "won" : "paid") + (n === 1 ? "_one" : "");
+  const key = "room.result." + (units >= 0 ? "won" : "paid"); // "… 1 unit …" by the plural rule of ``t``
   box.replaceChildren(el("div", { class: "net " + (units >= 0 ? "plus" : "minus"), id: "net", "data-units": units },
     t(key, { n, money: format(n * unit) })));
 }
