@@ -248,3 +248,32 @@ def test_a_player_bets_insures_decides_and_sees_the_result_the_database_has(
             assert FACE_DOWN not in snapshot["text"], name
         decisions = [s for s in snapshots if s["prompt"] == "decision"]
         assert bool(decisions) == (name == "ana"), f"{name}'s page showed a decision prompt: {bool(decisions)}"
+
+
+def test_switching_sides_asks_before_the_staged_chips_are_cleared(
+    live: RunningStudio,
+    browser: Any,  # noqa: F811
+) -> None:
+    ana = sit(browser, live, player(live, "ana", 10_000))
+    round_id = ana.evaluate("document.body.dataset.round")
+    player_a, banker_b = ".spot[data-side='player'][data-seat='A']", ".spot[data-side='banker'][data-seat='B']"
+
+    def staged(spot: str) -> str:
+        return str(ana.inner_text(f"{spot} .staged"))
+
+    bet(ana, 100, "player", "A")
+    assert staged(player_a) != "" and ana.is_enabled(banker_b)  # another side is a question, not a dead button
+    ana.click(banker_b)
+    ana.wait_for_selector("#switch:not([hidden])")
+    assert "banker side instead" in ana.inner_text("#switch") and "will be cleared" in ana.inner_text("#switch")
+    ana.click("#switch-no")  # kept: nothing changes
+    ana.wait_for_selector("#switch", state="hidden")
+    assert staged(player_a) != "" and staged(banker_b) == ""
+    ana.click(banker_b)
+    ana.click("#switch-yes")  # switched: player A's chips are gone, the tap stakes banker B
+    ana.wait_for_selector("#switch", state="hidden")
+    assert staged(player_a) == "" and staged(banker_b) != ""
+    ana.click("#place")
+    ana.wait_for_selector("#message[data-code=placed]")
+    assert wagers(live, round_id, "ana") == [("banker", "B", 100)]
+    assert ana.is_disabled(player_a)  # placed: one side per round, no question left to ask

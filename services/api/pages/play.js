@@ -76,6 +76,7 @@ function renderSpots() {
   const wagers = current().wagers || [];
   const taken = sideTaken();
   const open = bettingOpen() && !sending;
+  if (switching && (!open || staged.size === 0)) closeSwitch(); // betting closed, or nothing left to clear
   const from = JSON.stringify([wagers, [...staged], taken, open, chip, sending, mine.wallet]);
   if (from === drawn.spots) return;
   drawn.spots = from;
@@ -83,12 +84,13 @@ function renderSpots() {
     const placed = wagers.filter((w) => w.side === side && w.seat === seat).reduce((sum, w) => sum + w.stake, 0);
     const pending = staged.get(side + ":" + seat) || 0;
     const other = taken && taken !== side;
-    const spot = el("button", { type: "button", class: "spot " + side, "data-side": side, "data-seat": seat,
-                                title: other ? t("play.one_side." + taken) : "" },
+    const locked = wagers.length > 0 && other; // placed on the other side: this round is theirs
+    const spot = el("button", { type: "button", class: "spot " + side + (other ? " other" : ""), "data-side": side,
+                                "data-seat": seat, title: locked ? t("play.one_side." + taken) : "" },
       el("span", { class: "label" }, t(side === "player" ? "play.spot.player" : "play.spot.banker", { seat })),
       el("span", { class: "stake" }, placed ? format(placed) : ""),
       el("span", { class: "staged" }, pending ? "+" + format(pending) : ""));
-    spot.disabled = !open || other || !chip;
+    spot.disabled = !open || locked || !chip;
     spot.addEventListener("click", () => stake(side, seat));
     return spot;
   })));
@@ -97,10 +99,38 @@ function renderSpots() {
   $("clear").disabled = sending || staged.size === 0;
 }
 
+let switching = null; // { side, seat }: a tap on the other side while chips are staged, waiting for the player's word
+
+// Chips staged on one side and a tap on the other: one side per round, so ask before clearing them (never silently).
+function askSwitch(side, seat) {
+  switching = { side, seat };
+  const yes = el("button", { type: "button", class: "primary", id: "switch-yes" }, t("play.switch_yes"));
+  const no = el("button", { type: "button", id: "switch-no" }, t("play.switch_no"));
+  yes.addEventListener("click", () => {
+    const to = switching;
+    staged.clear();
+    closeSwitch();
+    if (to) stake(to.side, to.seat);
+  });
+  no.addEventListener("click", closeSwitch);
+  $("switch").replaceChildren(el("p", {}, t("play.switch." + side)), el("div", { class: "row" }, yes, no));
+  $("switch").hidden = false;
+  no.focus();
+}
+
+function closeSwitch() {
+  switching = null;
+  $("switch").hidden = true;
+  $("switch").replaceChildren();
+}
+
 function stake(side, seat) {
   if (sending || !chip || !bettingOpen()) return;
   const taken = sideTaken();
-  if (taken && taken !== side) return;
+  if (taken && taken !== side) {
+    if (!(current().wagers || []).length) askSwitch(side, seat); // only staged chips there: they may move
+    return;
+  }
   const key = side + ":" + seat;
   staged.set(key, (staged.get(key) || 0) + chip);
   slipKey = null; // a different slip: it gets its own key when sent
