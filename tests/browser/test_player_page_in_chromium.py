@@ -277,3 +277,14 @@ def test_switching_sides_asks_before_the_staged_chips_are_cleared(
     ana.wait_for_selector("#message[data-code=placed]")
     assert wagers(live, round_id, "ana") == [("banker", "B", 100)]
     assert ana.is_disabled(player_a)  # placed: one side per round, no question left to ask
+
+
+def test_the_page_says_how_bets_pay_at_this_table(live: RunningStudio, browser: Any) -> None:  # noqa: F811
+    table = live.config.tables[0]
+    live.service.change_settings(table, SETTINGS | {"commission_bps": 250, "hold_multiple": 4}, True)
+    ana = sit(browser, live, player(live, "ana", 10_000))
+    assert "holds 4 × its stake" in ana.inner_text("#limits")
+    ana.click("#pays summary")
+    pays = ana.inner_text("#pays")
+    assert "less 2.5 % commission on the win" in pays and "3 at most" in pays and "gives the stake back" in pays
+    assert "a Tong or a straight flush 5" in pays

@@ -369,8 +369,11 @@ async function init() {
   }
   format = moneyFormat(info.currency);
   chipPicker($("chips"), info.page.chips, format, (value) => { chip = value; renderSpots(); });
-  const { min_stake: low, max_stake: high } = info.settings;
-  $("limits").textContent = t("play.limits", { low: format(low), high: format(high) });
+  const { min_stake: low, max_stake: high, hold_multiple: hold, commission_bps: bps } = info.settings;
+  $("limits").textContent = t("play.limits", { low: format(low), high: format(high), hold });
+  const win = bps ? t("play.pays.win", { percent: I18N.number(bps / 100) }) : t("play.pays.win_free");
+  $("pays").querySelector("ul").replaceChildren(
+    ...[win, t("play.pays.lose"), t("play.pays.tie"), t("play.pays.deng")].map((line) => el("li", {}, line)));
   if (info.page.stream_url) {
     $("video").src = info.page.stream_url;
     $("video").hidden = false;
