@@ -205,6 +205,11 @@ def test_a_player_bets_insures_decides_and_sees_the_result_the_database_has(
     history = queries.history(live.service, "ana", None, 1)[0]
     assert history["round_id"] == round_id and history["phase"] == "settled"
     assert int(ana.get_attribute("#net", "data-net")) == history["net"]
+    for width, height in ((390, 844), (1280, 800)):  # a phone, and a laptop: the net in sight without scrolling
+        ana.set_viewport_size({"width": width, "height": height})
+        ana.evaluate("window.scrollTo(0, 0)")
+        bottom = ana.evaluate("document.querySelector('#net').getBoundingClientRect().bottom")
+        assert 0 < bottom <= height, (width, height, bottom)
     wallet = live.wallets.balance("ana")
     ana.wait_for_function(f"document.querySelector('#balance').dataset.amount === '{wallet['balance']}'")
     assert wallet["held"] == 0 and wallet["balance"] == 10_000 + history["net"]
