@@ -24,7 +24,7 @@ def yours(studio: Studio, who: str) -> dict[str, Any]:
 def test_the_table_tells_the_page_its_chips_and_stream_and_checks_them(studio: Studio) -> None:
     table = studio.client.get("/v1/tables/t1").json()  # no login needed, like the table list
     assert table["game"] == "pokdeng" and table["settings"]["min_stake"] == 1
-    assert table["page"] == {"chips": [1, 2, 5, 10, 20, 50], "stream_url": ""}
+    assert table["page"] == {"chips": [200, 500, 1_000, 2_000, 5_000, 10_000], "stream_url": ""}  # around 1 … 10⁶
     settings = {"min_stake": 10, "max_stake": 5_000, "chips": [10, 100, 1000], "stream_url": "https://cdn.local/t2"}
     made = studio.client.post(
         "/v1/operator/tables",

@@ -31,7 +31,8 @@ DEAL = "2H 9S 3D KC".split()  # Player 2H 3D = 5, Banker 9S KC = 9: a Banker nat
 def live(mqtt_url: str, tmp_path: Path) -> Iterator[RunningStudio]:
     table = f"b{uuid.uuid4().hex[:6]}"
     config = StudioConfig(
-        tables=(), coup_tables=((table, "baccarat"),), coup_settings={"baccarat": {"betting_ms": 120_000}},
+        tables=(), coup_tables=((table, "baccarat"),),
+        coup_settings={"baccarat": {"betting_ms": 120_000, "max_stake": 5_000}},  # chips 100 … 5,000
         run_dir=tmp_path, mqtt_url=mqtt_url, result_pause_ms=60_000, simulated_dealers=False,
     )  # fmt: skip
     with running_studio(config) as studio:

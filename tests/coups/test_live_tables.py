@@ -158,7 +158,7 @@ def test_the_tables_api_guards_returns_shows_the_spots_and_takes_slips(database:
         assert made.status_code == 201, made.text
         page = client.get("/v1/tables/B1", headers=auth["ana"]).json()["page"]
         assert page["spots"] == ["player", "banker", "tie", "player_pair", "banker_pair"], page
-        assert page["chips"] == [100, 200, 500, 1_000, 2_000, 5_000]
+        assert page["chips"] == [2_000, 5_000, 10_000, 20_000, 50_000, 100_000]  # around THB 1 … 10,000's middle
         client.post("/v1/operator/players/ana/deposit", json={"amount": 5_000},
                     headers=auth["op"] | {"Idempotency-Key": "fund"})  # fmt: skip
         round_id = app.state.services.rounds.open_round("B1")
