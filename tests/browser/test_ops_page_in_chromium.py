@@ -67,6 +67,8 @@ def approve(page: Any, proposal: str) -> None:
     item = page.wait_for_selector(f"#proposals li[data-proposal='{proposal}']", timeout=15_000)
     item.query_selector("button.approve").click()
     page.wait_for_selector(f"#proposals li[data-proposal='{proposal}']", state="detached", timeout=15_000)
+    said = page.wait_for_selector(f"#decided[data-proposal='{proposal}']:not([hidden])", timeout=15_000)
+    assert said.inner_text().startswith(f"Proposal #{proposal} applied — round ")  # said, not only "none waiting"
 
 
 def test_operators_correct_a_round_and_void_another_with_four_eyes(

@@ -418,6 +418,12 @@ function proposalNode(proposal, decidable) {
         const decided = await api("POST", `/v1/operator/proposals/${proposal.id}/${path}`, body);
         message.textContent = word("proposal", decided.status);
         message.className = "message ok";
+        // the item leaves the list with the reload: what was decided stays said above it, with the round to open
+        $("decided").replaceChildren(...I18N.nodes("ops.decided_said", {
+          id: String(proposal.id), status: word("proposal", decided.status),
+          round: el("a", { href: "#round=" + proposal.round_id }, proposal.round_id) }));
+        $("decided").dataset.proposal = String(proposal.id);
+        $("decided").hidden = false;
         await Promise.all([loadProposals(), loadRounds()]);
         if (current && current.round_id === proposal.round_id) await showRound(proposal.round_id);
       } catch (error) {
