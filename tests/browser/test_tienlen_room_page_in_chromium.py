@@ -78,6 +78,11 @@ def test_players_play_and_pass_on_their_pages_and_see_the_payments(
     pages[leader].click("#play")
     pages[leader].wait_for_selector("#message[data-code=played]")
     pages[other].wait_for_selector(f"#top .card[data-card='{lowest}']")
+    # the leader's hand as the other sees it: 12 card backs, never a face (and none over their own hand)
+    other_seat = "2" if turn == "1" else "1"
+    backs = pages[other].wait_for_selector(f".seat[data-seat='{turn}'] .backs[data-count='12']")
+    assert backs.eval_on_selector_all(".card", "cards => cards.map((c) => c.className)") == ["card back small"] * 12
+    assert pages[other].query_selector(f".seat[data-seat='{other_seat}'] .backs") is None
     pages[other].wait_for_selector("#pass:not([disabled])")
     pages[other].click("#pass")
     pages[other].wait_for_selector("#message[data-code=passed]")

@@ -136,6 +136,10 @@ function tienlenSeat(node, seat, taken, hand) {
   node.dataset.state = state;
   node.querySelector(".state").textContent = stateText(state)
     + (taken && hand.length ? " · " + t("tienlen.cards_left", { n: hand.length }) : "");
+  if (taken && seat !== mySeat() && view.phase === "playing" && hand.length) { // an opponent's hand: its backs
+    node.append(el("div", { class: "backs", "data-count": hand.length, "aria-hidden": "true" },
+      ...hand.map(() => small(null))));
+  }
   const result = view.result;
   if (result && result.units && result.units[seat] !== undefined) {
     const units = result.units[seat];
