@@ -29,8 +29,10 @@ ROOM = {"unit": 10, "seating_ms": 60_000, "turn_ms": 60_000}
 RECORDER = """
 window.snapshots = [];
 new MutationObserver(() => {
+  const message = document.querySelector("#message");
   window.snapshots.push({ phase: document.body.dataset.phase || "", round: document.body.dataset.round || "",
-                          cards: [...document.querySelectorAll(".card")].map((c) => c.dataset.card) });
+                          cards: [...document.querySelectorAll(".card")].map((c) => c.dataset.card),
+                          said: message ? [message.dataset.code || "", message.textContent] : ["", ""] });
 }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
 """
 
@@ -94,6 +96,9 @@ def test_players_play_and_pass_on_their_pages_and_see_the_payments(
         return False
 
     wait_until(over, 60, "the round to end")
+    said = [s["said"] for page in pages.values() for s in page.evaluate("window.snapshots") if s["round"] == round_id]
+    timed_out = [text for code, text in said if code == "timed_out"]
+    assert timed_out and all(text.startswith("Your time ran out: ") for text in timed_out)  # the moves made for them
     state = queries.round_state(live.service, round_id)
     units = state["result"]["units"]
     for name, seat in (("ana", "1"), ("binh", "2")):

@@ -150,8 +150,21 @@ function tienlenSeat(node, seat, taken, hand) {
   return node;
 }
 
+let saidTimedOut = ""; // the move made for this player on time-out that the page last said (said once)
+
+// A move the table made for this player when their turn ran out (the lowest card led, or a pass): said, not silent.
+function sayTimedOut() {
+  const moved = view.timed_out;
+  const key = moved ? JSON.stringify([view.round_id, moved, view.table, view.passed]) : "";
+  if (!moved || moved.seat !== mySeat() || key === saidTimedOut) return;
+  saidTimedOut = key;
+  say(moved.cards.length ? t("tienlen.timed_out.played", { cards: moved.cards.map(cardText).join(" ") })
+    : t("tienlen.timed_out.passed"), "refused", "timed_out");
+}
+
 function renderTienlen() {
   const playing = game === "tienlen" && (view.phase === "playing" || view.phase === "settled");
+  if (playing) sayTimedOut();
   $("trick").hidden = !playing;
   const seat = mySeat();
   const own = seat && seatView ? ((seatView.hands || {})[seat] || {}).cards || [] : [];

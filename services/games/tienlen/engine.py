@@ -127,8 +127,8 @@ class TienLenRound:
         if self.to_act is None:
             return None
         if self.top is None:
-            return Play(self.to_act, (min(self.hands[self.to_act]),))
-        return Pass(self.to_act)
+            return Play(self.to_act, (min(self.hands[self.to_act]),), timed_out=True)
+        return Pass(self.to_act, timed_out=True)
 
     def outcome(self) -> RoundResult | None:
         return self.result

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from services.games.tienlen.combos import Combination
 from services.games.tienlen.settings import InstantWin
@@ -11,17 +11,20 @@ from services.games.tienlen.settings import InstantWin
 
 @dataclass(frozen=True, slots=True)
 class Play:
-    """``player`` plays ``cards`` (strengths, any order): in turn, or out of turn as a chop."""
+    """``player`` plays ``cards`` (strengths, any order): in turn, or out of turn as a chop. ``timed_out``: played
+    for them when their turn ran out (their lowest single card, leading)."""
 
     player: str
     cards: tuple[int, ...]
+    timed_out: bool = field(default=False, compare=False)  # how it came, not what it is: equal moves stay equal
 
 
 @dataclass(frozen=True, slots=True)
 class Pass:
-    """The player to act passes and is out of the trick."""
+    """The player to act passes and is out of the trick (``timed_out``: for them, when their turn ran out)."""
 
     player: str
+    timed_out: bool = field(default=False, compare=False)
 
 
 Command = Play | Pass

@@ -112,6 +112,7 @@ class Room:
     engine: TienLenRound | None = None
     commands: list[Command] = field(default_factory=list)
     events: list[RoomEvent] = field(default_factory=list)
+    timed_out: Play | Pass | None = None  # the last move, when it was made for a player whose turn ran out
 
     @property
     def players(self) -> list[str]:
@@ -177,8 +178,10 @@ class TienLen(RoomGame[Room]):
                     round_.phase = Phase.PLAYING if engine.result is None else Phase.SETTLED  # an instant win ends it
             case Play(player=player, cards=cards):
                 events += self._playing(round_).play(player, cards)
+                round_.timed_out = command if command.timed_out else None
             case Pass(player=player):
                 events += self._playing(round_).pass_turn(player)
+                round_.timed_out = command if command.timed_out else None
             case Void():
                 round_.phase = Phase.VOID
         if round_.phase == Phase.PLAYING and round_.engine is not None and round_.engine.result is not None:
@@ -197,10 +200,10 @@ class TienLen(RoomGame[Room]):
 
     def move_to_dict(self, command: object) -> dict[str, Any] | None:
         match command:
-            case Play(player=player, cards=cards):
-                return {"type": "play", "player": player, "cards": tl.codes(cards)}
-            case Pass(player=player):
-                return {"type": "pass", "player": player}
+            case Play(player=player, cards=cards, timed_out=timed_out):
+                return {"type": "play", "player": player, "cards": tl.codes(cards)} | _timed_out(timed_out)
+            case Pass(player=player, timed_out=timed_out):
+                return {"type": "pass", "player": player} | _timed_out(timed_out)
             case Continue(previous_winner=winner, after_instant_win=instant, cong_streak=streak):
                 return {"type": "continue", "previous_winner": winner, "after_instant_win": instant,
                         "cong_streak": [list(item) for item in streak]}  # fmt: skip
@@ -209,9 +212,9 @@ class TienLen(RoomGame[Room]):
     def move_from_dict(self, data: Mapping[str, Any]) -> Command | None:
         match data.get("type"):
             case "play":
-                return Play(str(data["player"]), tl.parse(data["cards"]))
+                return Play(str(data["player"]), tl.parse(data["cards"]), data.get("timed_out") is True)
             case "pass":
-                return Pass(str(data["player"]))
+                return Pass(str(data["player"]), data.get("timed_out") is True)
             case "continue":
                 winner = data["previous_winner"]
                 streak = tuple((str(player), int(count)) for player, count in data["cong_streak"])
@@ -276,6 +279,10 @@ class TienLen(RoomGame[Room]):
             view["passed"] = sorted(s for s, p in round_.seats.items() if p in engine.passed)
             seat_of = {player: seat for seat, player in round_.seats.items()}
             view["turn"] = seat_of.get(engine.to_act) if engine.to_act else None
+            if round_.timed_out is not None:  # said on the pages: "played for you on time-out"
+                moved = round_.timed_out
+                cards = tl.codes(sorted(moved.cards)) if isinstance(moved, Play) else []
+                view["timed_out"] = {"seat": seat_of[moved.player], "cards": cards}
             view["chops"] = [  # chains settled so far: the last chopped pays the chain's total to the last chopper
                 {"by": seat_of[c.by], "chopped": seat_of[c.chopped], "cards": tl.codes(sorted(c.cards.cards)),
                  "units": c.units}
@@ -332,3 +339,8 @@ class TienLen(RoomGame[Room]):
 
 
 TIENLEN = TienLen()
+
+
+def _timed_out(timed_out: bool) -> dict[str, Any]:
+    """A move made for a player whose turn ran out says so in the log (others carry nothing: older logs read alike)."""
+    return {"timed_out": True} if timed_out else {}

@@ -7,8 +7,9 @@ import pytest
 
 from hardware.sim import shuffled_deck
 from services.cards import Card
-from services.games.base import NotExpectedError
+from services.games.base import PUBLIC, NotExpectedError, viewer
 from services.games.rooms import CloseSeating, Deal, Sit
+from services.games.tienlen.events import Pass
 from services.games.tienlen.port import TIENLEN, Continue, Room
 from services.games.tienlen.series import Series
 
@@ -51,3 +52,26 @@ def test_a_player_cong_twice_in_a_row_leads_and_the_series_comes_first_or_not_at
     void = TIENLEN.new_round(TIENLEN.settings({}))
     TIENLEN.apply(void, TIENLEN.void("camera down"))
     assert TIENLEN.series_after(void) == Series()  # a round that did not finish changes nothing
+
+
+def test_a_move_made_on_time_out_is_marked_kept_in_the_log_and_shown_until_the_next_move() -> None:
+    room = dealt()
+    assert room.engine is not None
+    leader = room.engine.to_act
+    assert leader is not None
+    lowest = min(room.engine.hands[leader])
+    TIENLEN.apply(room, TIENLEN.timeout(room))  # the leader's turn runs out: their lowest single is led for them
+    seat = next(s for s, p in room.seats.items() if p == leader)
+    shown = TIENLEN.view(room, PUBLIC)["timed_out"]
+    assert shown == {"seat": seat, "cards": [shown["cards"][0]]} and len(shown["cards"]) == 1
+    assert TIENLEN.view(room, viewer("nobody"))["timed_out"] == shown  # played cards are public
+    stored = [TIENLEN.command_to_dict(command) for command in room.commands]
+    assert stored[-1]["timed_out"] is True and "timed_out" not in stored[0]  # a sit carries nothing new
+    replayed = TIENLEN.replay([TIENLEN.command_from_dict(data) for data in stored], room.settings)
+    assert TIENLEN.view(replayed, PUBLIC)["timed_out"] == shown
+    assert replayed.engine is not None and lowest not in replayed.engine.hands[leader]
+    nxt = room.engine.to_act
+    assert nxt is not None
+    TIENLEN.apply(room, Pass(nxt))  # a move of the player's own: nothing to say any more
+    assert "timed_out" not in TIENLEN.view(room, PUBLIC)
+    assert "timed_out" not in TIENLEN.command_to_dict(room.commands[-1])
