@@ -16,7 +16,7 @@ class Play:
 
     player: str
     cards: tuple[int, ...]
-    timed_out: bool = field(default=False, compare=False)  # how it came, not what it is: equal moves stay equal
+    timed_out: bool = field(default=False, compare=False, repr=False)  # how it came, not what it is
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +24,7 @@ class Pass:
     """The player to act passes and is out of the trick (``timed_out``: for them, when their turn ran out)."""
 
     player: str
-    timed_out: bool = field(default=False, compare=False)
+    timed_out: bool = field(default=False, compare=False, repr=False)
 
 
 Command = Play | Pass
