@@ -56,9 +56,9 @@ class BodyLimit:
 
 class PlainPath:
     """ASGI middleware: a path or query holding a NUL (``%00``) is refused with 422 ``invalid_request`` before any
-    route reads it — PostgreSQL cannot even compare a text with a NUL in it. A WebSocket is closed with 1008 (policy)
-    instead. (Other control characters go on to the routes, which refuse the id; a line break is journaled made
-    printable, so it forges no log line.)"""
+    route reads it — PostgreSQL cannot even compare a text with a NUL in it. A WebSocket is closed before it is
+    accepted instead (the server answers the handshake with 403). Other control characters go on to the routes, which
+    refuse the id; a line break is journaled made printable, so it forges no log line."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

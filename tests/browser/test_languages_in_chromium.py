@@ -209,8 +209,9 @@ def test_counts_of_one_read_in_the_singular_in_english_only(browser: Any, served
             """() => I18N.ready.then(() => [
                 I18N.t("pokdeng.points", {points: 1}), I18N.t("pokdeng.points", {points: 0}),
                 I18N.t("tienlen.cards_left", {n: 1}), I18N.t("tienlen.cards_left", {n: 13}),
-                I18N.t("room.units", {units: -1, money: "THB 10"}), I18N.t("coup.ties", {n: 2})])"""
+                I18N.t("room.units", {units: -1, money: "THB 10"}), I18N.t("coup.ties", {n: 2}),
+                I18N.t("room.units", {units: "+1", money: "THB 10"})])"""
         )
         assert elsewhere == []
-    assert said["en"] == ["1 point", "0 points", "1 card", "13 cards", "-1 unit (THB 10)", "2 ties"]
-    assert said["vi"] == ["1 điểm", "0 điểm", "1 lá", "13 lá", "-1 đơn vị (THB 10)", "2 ván hòa"]
+    assert said["en"] == ["1 point", "0 points", "1 card", "13 cards", "-1 unit (THB 10)", "2 ties", "+1 unit (THB 10)"]
+    assert said["vi"] == ["1 điểm", "0 điểm", "1 lá", "13 lá", "-1 đơn vị (THB 10)", "2 ván hòa", "+1 đơn vị (THB 10)"]

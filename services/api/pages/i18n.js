@@ -34,7 +34,7 @@ const I18N = (() => {
   const COUNTS = ["n", "points", "total", "units"];
   function counted(key, params) {
     if (!(key + "_one" in words)) return key;
-    const count = COUNTS.map((name) => params[name]).find((value) => /^-?\d+$/.test(String(value)));
+    const count = COUNTS.map((name) => params[name]).find((value) => /^[+-]?\d+$/.test(String(value))); // "+1" too
     if (count === undefined) return key;
     return new Intl.PluralRules(i18n.locale).select(Number(count)) === "one" ? key + "_one" : key;
   }

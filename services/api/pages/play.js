@@ -109,8 +109,10 @@ function askSwitch(side, seat) {
   yes.addEventListener("click", () => {
     const to = switching;
     staged.clear();
+    slipKey = null;
     closeSwitch();
-    if (to) stake(to.side, to.seat);
+    if (to) stake(to.side, to.seat); // (refused if betting closed meanwhile: the spots are drawn anyway)
+    renderSpots();
   });
   no.addEventListener("click", closeSwitch);
   $("switch").replaceChildren(el("p", {}, t("play.switch." + side)), el("div", { class: "row" }, yes, no));
