@@ -30,7 +30,7 @@ from services.api.consoles import ViewRelay
 from services.api.deps import Services
 from services.api.errors import REFUSALS, code_of, status_of
 from services.api.fanout import RAW_SEND, Poller
-from services.api.limits import MAX_BODY_BYTES, BodyLimit, PlainPath
+from services.api.limits import MAX_BODY_BYTES, RequestLimits
 from services.catalog import STUDIO_GAMES
 from services.db import session_factory
 from services.db.engine import POOL_SIZE
@@ -148,8 +148,7 @@ def create_app(
         app.add_exception_handler(error_class, _refused)
     for error_class in UNAVAILABLE:
         app.add_exception_handler(error_class, _database_unavailable)
-    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
-    app.add_middleware(PlainPath)
+    app.add_middleware(RequestLimits, max_bytes=MAX_BODY_BYTES)
     app.add_exception_handler(DataError, _unstorable)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

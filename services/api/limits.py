@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -16,10 +15,15 @@ log = logging.getLogger("studio.api.limits")
 MAX_BODY_BYTES = 64 * 1024  # the largest request the API takes (a bet slip or table settings are < 2 KB)
 
 
-class BodyLimit:
-    """ASGI middleware: a declared ``Content-Length`` over the limit is refused at once; a streamed body is
-    read as it arrives and refused the moment it passes the limit (413, ``body_too_large``). The app then
-    reads the body from memory."""
+class RequestLimits:
+    """ASGI middleware, before any route reads the request (one layer for both, on the bet path too):
+
+    - a path or query holding a NUL (``%00``) is refused (422, ``invalid_request``) — PostgreSQL cannot even compare a
+      text with a NUL in it; other control characters go on to the routes, which refuse the id (a line break is
+      journaled made printable, so it forges no log line);
+    - a declared ``Content-Length`` over the limit is refused at once; a streamed body is read as it arrives and
+      refused the moment it passes the limit (413, ``body_too_large``). The app then reads the body from memory.
+    """
 
     def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
         self.app = app
@@ -29,6 +33,13 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        query = scope.get("query_string", b"")
+        for part, nul in (("path", "\x00" in scope["path"]), ("query", b"%00" in query or b"\x00" in query)):
+            if nul:
+                log.info("refused a request whose %s holds a NUL: %s", part, printable(scope["path"], 300))
+                said = f"the request's {part} holds a NUL character (%00), which no id, name or filter may"
+                await _refuse(send, said, "invalid_request", 422)
+                return
         limit = self.max_bytes
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
@@ -52,31 +63,6 @@ class BodyLimit:
             return messages.pop(0) if messages else await receive()
 
         await self.app(scope, replay, send)
-
-
-class PlainPath:
-    """ASGI middleware: a path or query holding a NUL (``%00``) is refused with 422 ``invalid_request`` before any
-    route reads it — PostgreSQL cannot even compare a text with a NUL in it. A WebSocket is closed before it is
-    accepted instead (the server answers the handshake with 403). Other control characters go on to the routes, which
-    refuse the id; a line break is journaled made printable, so it forges no log line."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket"):
-            query = unquote_to_bytes(scope.get("query_string", b"")).decode("utf-8", "replace")
-            for part, text in (("path", scope.get("path", "")), ("query", query)):
-                if "\x00" not in text:
-                    continue
-                message = f"the request's {part} holds a NUL character (%00), which no id, name or filter may"
-                log.info("refused a request whose %s holds a NUL: %s", part, printable(scope.get("path", ""), 300))
-                if scope["type"] == "websocket":
-                    await send({"type": "websocket.close", "code": 1008, "reason": message})
-                else:
-                    await _refuse(send, message, "invalid_request", 422)
-                return
-        await self.app(scope, receive, send)
 
 
 async def _refuse(send: Send, message: str, code: str = "body_too_large", status: int = 413) -> None:

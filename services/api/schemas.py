@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from services.rounds.adapters import AppliedOut, Strict
+from services.rounds.display import RESULT_PAUSE_MS
 
 Amount = Annotated[int, Field(gt=0, le=10**15, description="minor units")]
 
@@ -41,6 +42,7 @@ RETURN_OVERRIDE = (
 
 OVERLAY_DELAY = "the overlay holds every change back this long, to match the viewers' stream latency (ms)"
 LANGUAGE = "the table's language on its overlay: English, Vietnamese or Thai"
+PAUSE_LOW, PAUSE_HIGH = RESULT_PAUSE_MS
 RESULT_PAUSE = (
     "how long a round's result and payouts stay up before the next round opens, from the table's next round (ms; "
     "unset: the controller's own setting, 7 s by default)"
@@ -71,7 +73,7 @@ class TableIn(Strict):
     allow_return_over_100: Annotated[bool, Field(description=RETURN_OVERRIDE)] = False
     overlay_delay_ms: Annotated[int, Field(ge=0, le=30_000, description=OVERLAY_DELAY)] = 0
     language: Annotated[Literal["en", "vi", "th"], Field(description=LANGUAGE)] = "en"
-    result_pause_ms: Annotated[int | None, Field(ge=1_000, le=60_000, description=RESULT_PAUSE)] = None
+    result_pause_ms: Annotated[int | None, Field(ge=PAUSE_LOW, le=PAUSE_HIGH, description=RESULT_PAUSE)] = None
     wallet: Annotated[Literal["internal", "operator"], Field(description=WALLET)] = "internal"
     verify: Annotated[Literal["off", "warn", "hold"], Field(description=VERIFY)] = "off"
     verify_window_ms: Annotated[int, Field(ge=500, le=30_000, description=VERIFY_WINDOW)] = 3000
@@ -86,7 +88,7 @@ class TableChangeIn(Strict):
     allow_return_over_100: Annotated[bool | None, Field(description=RETURN_OVERRIDE)] = None
     overlay_delay_ms: Annotated[int | None, Field(ge=0, le=30_000, description=OVERLAY_DELAY)] = None
     language: Annotated[Literal["en", "vi", "th"] | None, Field(description=LANGUAGE)] = None
-    result_pause_ms: Annotated[int | None, Field(ge=1_000, le=60_000, description=RESULT_PAUSE)] = None
+    result_pause_ms: Annotated[int | None, Field(ge=PAUSE_LOW, le=PAUSE_HIGH, description=RESULT_PAUSE)] = None
     verify: Annotated[Literal["off", "warn", "hold"] | None, Field(description=VERIFY)] = None
     verify_window_ms: Annotated[int | None, Field(ge=500, le=30_000, description=VERIFY_WINDOW)] = None
     manual_cards: Annotated[bool | None, Field(description=MANUAL_CARDS)] = None

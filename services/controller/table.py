@@ -277,11 +277,8 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
             return
         if self._checking():
             return  # the last cards' checks end first (their window may outlast the result pause)
-        if (
-            current is not None
-            and current.finished_at is not None
-            and now < aware(current.finished_at) + self._pause(current)
-        ):
+        ends = self._result_ends(current)
+        if ends is not None and now < ends:
             return
         if self._ask_for_burns() or self._shoe_over():
             return
@@ -289,10 +286,12 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
         self._count("rounds_opened")
         self.refresh()
 
-    def _pause(self, finished: Applied) -> timedelta:
-        """How long the finished round's result stays up: its table's setting, else this controller's."""
-        ms = finished.result_pause_ms if finished.result_pause_ms is not None else self.settings.result_pause_ms
-        return timedelta(milliseconds=ms)
+    def _result_ends(self, current: Applied | None) -> datetime | None:
+        """When a finished round's result stops showing (its table's pause, else this controller's); None: not over."""
+        if current is None or current.finished_at is None:
+            return None
+        ms = current.result_pause_ms if current.result_pause_ms is not None else self.settings.result_pause_ms
+        return aware(current.finished_at) + timedelta(milliseconds=ms)
 
     @property
     def last_taken(self) -> tuple[str, int]:
@@ -384,9 +383,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
                 return None
             if self._checking():
                 return None  # the next round waits for the checks' windows: their deadlines wake the controller
-            if current is None or current.finished_at is None:
-                return DUE
-            return aware(current.finished_at) + self._pause(current)
+            return self._result_ends(current) or DUE
         return aware(current.window_closes_at) if current.window_closes_at else None
 
     # ---- alerts and views ---------------------------------------------------------------

@@ -197,9 +197,9 @@ FROM m
 
 def _settle_in_database(ledger: Ledger, round_id: str, results: list[StakeResult]) -> tuple[int, Excess, list[str]]:
     wagers = [result.wager_id for result in results]
-    broken = [wager for wager in wagers if "\n" in wager]
-    if broken:  # the statement takes the ids one per line
-        raise HoldStateError(f"round {round_id}: stake id {broken[0]!r} holds a line break")
+    broken = [wager for wager in wagers if not wager or "\n" in wager]
+    if broken:  # the statement takes the ids one per line (and one empty line would be no id at all)
+        raise HoldStateError(f"round {round_id}: stake id {broken[0]!r} is empty or holds a line break")
     connection = ledger.session.connection()
     currency = ledger.currency
     connection.execute(PLANNER)

@@ -160,6 +160,7 @@ def test_settlement_refuses_partial_results_and_writes_nothing(sessions: session
         ([("w1", 0), ("w2", 0), ("w1", 0)], r"stake\(s\) w1 settled twice in one batch"),
         ([("w1", 0), ("w2", 0), ("w3", 0)], "w3 has no pending hold"),
         ([("w1", 0), ("w2\nw3", 0)], "line break|w2\nw3 has no pending hold"),
+        ([("w1", 0), ("w2", 0), ("", 0)], "empty or holds a line break|stake  has no pending hold"),
     ],
 )
 def test_settlement_refuses_a_batch_it_cannot_match_and_writes_nothing(

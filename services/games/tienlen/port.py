@@ -112,7 +112,6 @@ class Room:
     engine: TienLenRound | None = None
     commands: list[Command] = field(default_factory=list)
     events: list[RoomEvent] = field(default_factory=list)
-    timed_out: Play | Pass | None = None  # the last move, when it was made for a player whose turn ran out
 
     @property
     def players(self) -> list[str]:
@@ -178,10 +177,8 @@ class TienLen(RoomGame[Room]):
                     round_.phase = Phase.PLAYING if engine.result is None else Phase.SETTLED  # an instant win ends it
             case Play(player=player, cards=cards):
                 events += self._playing(round_).play(player, cards)
-                round_.timed_out = command if command.timed_out else None
             case Pass(player=player):
                 events += self._playing(round_).pass_turn(player)
-                round_.timed_out = command if command.timed_out else None
             case Void():
                 round_.phase = Phase.VOID
         if round_.phase == Phase.PLAYING and round_.engine is not None and round_.engine.result is not None:
@@ -279,8 +276,8 @@ class TienLen(RoomGame[Room]):
             view["passed"] = sorted(s for s, p in round_.seats.items() if p in engine.passed)
             seat_of = {player: seat for seat, player in round_.seats.items()}
             view["turn"] = seat_of.get(engine.to_act) if engine.to_act else None
-            if round_.timed_out is not None:  # said on the pages: "played for you on time-out"
-                moved = round_.timed_out
+            moved = round_.commands[-1]  # the last move, when it was made for a player whose turn ran out: said
+            if isinstance(moved, Play | Pass) and moved.timed_out:
                 cards = tl.codes(sorted(moved.cards)) if isinstance(moved, Play) else []
                 view["timed_out"] = {"seat": seat_of[moved.player], "cards": cards}
             view["chops"] = [  # chains settled so far: the last chopped pays the chain's total to the last chopper
