@@ -89,6 +89,11 @@ def test_players_play_and_pass_on_their_pages_and_see_the_payments(
     pages[other].click("#pass")
     pages[other].wait_for_selector("#message[data-code=passed]")
 
+    # the leader's turn runs out: the table leads their lowest card for them, and their page says so (waited for: the
+    # moves below come faster than a stream sends, and a page shows the latest view, not every one between)
+    live.service.close_window(round_id, "test")
+    pages[leader].wait_for_selector("#message[data-code=timed_out]")
+
     def over() -> bool:  # the rest of the turns run out, one by one (as the controller's clock would end them)
         if queries.round_state(live.service, round_id)["phase"] == "settled":
             return True
