@@ -27,3 +27,8 @@ test: lint
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# The pages' screenshots in docs/screenshots/ (Debian's Chromium at /usr/bin/chromium; no browser is downloaded)
+.PHONY: screenshots
+screenshots: $(STAMP)
+	$(BIN)/python scripts/screenshots.py

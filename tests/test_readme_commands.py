@@ -1,6 +1,6 @@
-"""Every ``studio …`` command line README.md shows is one the CLI accepts.
+"""Every ``studio …`` command line README.md and the pages under docs/ show is one the CLI accepts.
 
-The command lines are taken from the README's code blocks (fenced and indented) and from its inline code that
+The command lines are taken from each page's code blocks (fenced and indented) and from its inline code that
 starts with ``studio `` or ``.venv/bin/studio ``. The notation is expanded: ``[--opt X]`` is taken in (``[--card …]``,
 a repetition, is left out), ``A | B`` and ``a|b|c`` give one command line per choice, and placeholders (``ROUND``,
 ``ID``, ``TOKEN``, ``…``, ``<…>``) become values the option's own type accepts. Each is then parsed by the real
@@ -23,9 +23,11 @@ import pytest
 
 from services.cli import build_parser
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]  # README.md and every page under docs/
 PREFIXES = ("studio ", ".venv/bin/studio ")
 PLACEHOLDERS = {"ROUND", "ID", "NAME", "FILE", "DIR", "TOKEN", "OP", "R", "V", "T", "S", "N", "M", "ISO", "INDEX"}
+PLACEHOLDERS |= {"URL", "H", "P", "IPS"}  # a device URL, a host, a port, proxies
 POSITIONALS = {"ROUND": "T1-1", "ID": "1", "INDEX": "0", "NAME": "ana", "FILE": "transcript.json", "DIR": "photos"}
 CARDS = "AS KS QS JS TS 9H 9D 9C 2S 2H 3D 4C 5H".split()
 VALUES = ("T1", "4", "2026-12-04T13:00:00Z", "0=2C")  # tried in turn against an option's type
@@ -33,12 +35,12 @@ VALUES = ("T1", "4", "2026-12-04T13:00:00Z", "0=2C")  # tried in turn against an
 
 @dataclass(frozen=True)
 class Shown:
-    line: int  # in README.md
+    line: int  # in its page
     text: str  # the command line as shown (continuation lines joined, white space collapsed)
 
 
 def shown_commands(text: str) -> list[Shown]:
-    """Every ``studio`` command line in ``text`` (a README), in order."""
+    """Every ``studio`` command line in ``text`` (a README or a page of docs/), in order."""
     found: list[Shown] = []
     prose: list[str] = []  # the lines outside code blocks (code lines blanked: line numbers stay)
     fenced = False
@@ -76,7 +78,7 @@ def shown_commands(text: str) -> list[Shown]:
 
 
 def variants(text: str) -> list[list[str]]:
-    """The argument lists a README command line stands for (without the leading ``studio``)."""
+    """The argument lists a shown command line stands for (without the leading ``studio``)."""
     tokens = shlex.split(text, comments=True)
     tokens = tokens[1:] if tokens and tokens[0].endswith("studio") else tokens
     tokens = _optional_groups(tokens)
@@ -171,20 +173,24 @@ def _value(action: argparse.Action) -> str:
     return VALUES[0]
 
 
-SHOWN = shown_commands(README.read_text(encoding="utf-8"))
+SHOWN = [
+    (str(page.relative_to(ROOT)), shown) for page in PAGES for shown in shown_commands(page.read_text(encoding="utf-8"))
+]
 
 
-def test_the_readme_shows_many_commands() -> None:
-    assert len(SHOWN) >= 40, SHOWN
-    assert any(shown.text.startswith(".venv/bin/studio ") for shown in SHOWN)
-    assert any("ops void" in shown.text for shown in SHOWN)
+def test_the_pages_show_many_commands() -> None:
+    assert len(SHOWN) >= 60, SHOWN
+    assert any(shown.text.startswith(".venv/bin/studio ") for page, shown in SHOWN if page == "README.md")
+    assert any("ops void" in shown.text for _page, shown in SHOWN)
+    pages = {page for page, _shown in SHOWN}
+    assert {"README.md", "docs/operator.md", "docs/games.md", "docs/hardware.md", "docs/deployment.md"} <= pages
 
 
-@pytest.mark.parametrize("shown", SHOWN, ids=[f"README.md:{shown.line}" for shown in SHOWN])
-def test_readme_command_parses(shown: Shown) -> None:
+@pytest.mark.parametrize(("page", "shown"), SHOWN, ids=[f"{page}:{shown.line}" for page, shown in SHOWN])
+def test_shown_command_parses(page: str, shown: Shown) -> None:
     for argv in variants(shown.text):
         why = refusal(argv)
-        assert why is None, f"README.md line {shown.line} shows `{shown.text}`, which the CLI refuses: {why}"
+        assert why is None, f"{page} line {shown.line} shows `{shown.text}`, which the CLI refuses: {why}"
 
 
 def test_the_check_catches_a_wrong_command_line() -> None:
