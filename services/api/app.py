@@ -28,7 +28,7 @@ from services.api import api_docs, operator_routes, page_routes, player_routes, 
 from services.api.actions import action_routes, shared_bodies
 from services.api.consoles import ViewRelay
 from services.api.deps import Services
-from services.api.errors import REFUSALS, code_of, status_of
+from services.api.errors import REFUSALS, body_of, status_of
 from services.api.fanout import RAW_SEND, Poller
 from services.api.limits import MAX_BODY_BYTES, RequestLimits
 from services.catalog import STUDIO_GAMES
@@ -187,10 +187,10 @@ async def _unstorable(_request: Request, error: Exception) -> JSONResponse:
 async def _refused(request: Request, error: Exception) -> JSONResponse:
     """A refusal by the rounds, a game, the ledger, the cards or the wallet: its own code, the status of its kind
     (``services.api.errors``); a forbidden action of a staff member is journaled too (``services.api.refusals``)."""
-    code, status = code_of(error), status_of(error)
+    body, status = body_of(error), status_of(error)
     if status in (403, 409):  # forbidden, or refused in its state (four eyes required, a card by hand refused…)
-        await anyio.to_thread.run_sync(refusals.journal, request, code, str(error))
-    return JSONResponse({"code": code, "message": str(error)}, status_code=status)
+        await anyio.to_thread.run_sync(refusals.journal, request, body["code"], str(error))
+    return JSONResponse(body, status_code=status)
 
 
 def _with_components(app: FastAPI, schemas: dict[str, Any]) -> None:

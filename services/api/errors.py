@@ -8,6 +8,7 @@ derives from (a Tiến Lên play out of turn is a ``NotExpectedError``: 409).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from services.cards import CardError
 from services.games.base import GameError, NotAllowedError, NotExpectedError
@@ -86,3 +87,14 @@ def status_of(error: Exception) -> int:
 def code_of(error: Exception) -> str:
     code = getattr(error, "code", "invalid_request")
     return code if isinstance(code, str) else "invalid_request"
+
+
+def body_of(error: Exception) -> dict[str, Any]:
+    """A refusal's JSON body: its ``code`` and ``message``; and, where the refusing package named it, the ``reason``
+    (finer than the code) with its ``params``, from which a page says the refusal in its reader's language."""
+    body: dict[str, Any] = {"code": code_of(error), "message": str(error)}
+    reason = getattr(error, "reason", "")
+    if reason and isinstance(reason, str):
+        body["reason"] = reason
+        body["params"] = dict(getattr(error, "params", None) or {})
+    return body

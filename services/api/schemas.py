@@ -151,8 +151,14 @@ class RejectIn(Strict):
 
 
 class ErrorOut(BaseModel):
+    """A refusal: ``code`` (stable, one per kind), ``message`` (English, for logs and people integrating); where the
+    refusal has one, ``reason`` (finer than the code: ``does_not_beat``, ``seat_taken``…) and its ``params`` (card
+    codes, seats, numbers), from which a page writes the sentence in its reader's language."""
+
     code: str
     message: str
+    reason: str | None = None
+    params: dict[str, Any] | None = None
 
 
 class WalletOut(BaseModel):

@@ -42,7 +42,13 @@ DEMO_WINDOWS = {"betting_window_ms": 2_500, "insurance_window_ms": 1_500, "decis
 HUMAN_WINDOWS = {"betting_window_ms": 10_000, "insurance_window_ms": 6_000, "decision_window_ms": 8_000}
 HUMAN_FUNDS = 1_000_000  # minor units given to the demo's player token
 ROOM_WINDOWS = {"unit": 10, "ready_ms": 5_000, "arranging_ms": 3_000, "showdown_ms": 700}
-HUMAN_ROOM_WINDOWS = {"unit": 10, "ready_ms": 20_000, "arranging_ms": 60_000, "showdown_ms": 3_000}
+HUMAN_ROOM_WINDOWS = {
+    "unit": 10,
+    "ready_ms": 20_000,
+    "seating_ms": 10_000,
+    "arranging_ms": 60_000,
+    "showdown_ms": 3_000,
+}
 TIENLEN_WINDOWS = {"unit": 10, "seating_ms": 1_500, "turn_ms": 600}
 HUMAN_TIENLEN_WINDOWS = {"unit": 10, "seating_ms": 15_000, "turn_ms": 20_000}
 COUP_WINDOWS = {"baccarat": {"betting_ms": 2_500}, "dragontiger": {"betting_ms": 2_500}}

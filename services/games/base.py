@@ -25,9 +25,17 @@ C = TypeVar("C")  # the game's command type
 
 
 class GameError(ValueError):
-    """A game refused an input: a rule broken (the base), or one of the kinds below."""
+    """A game refused an input: a rule broken (the base), or one of the kinds below.
+
+    The message is for logs and integrators; ``reason`` (a stable name, finer than ``code``) and ``params`` (JSON
+    values: card codes, seats, numbers) are for the pages, which say it in the player's language."""
 
     code: ClassVar[str] = "rule_violation"
+
+    def __init__(self, message: str = "", *, reason: str = "", params: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.params = dict(params or {})
 
 
 class NotExpectedError(GameError):

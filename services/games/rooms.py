@@ -3,7 +3,7 @@ dealt, a void — as commands, with their stored form. Each game adds its own mo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, ClassVar, TypeVar
 
@@ -152,14 +152,14 @@ def check_seating(command: Sit | CloseSeating, phase: str, seats: Mapping[str, s
     """Refuse a seat (or the end of seating) the round cannot take now, naming why."""
     if phase != "seating":
         what = "seating is closed" if isinstance(command, Sit) else "seating is already closed"
-        raise NotExpectedError(f"{what} (phase {phase})")
+        raise NotExpectedError(f"{what} (phase {phase})", reason="seating_closed" if isinstance(command, Sit) else "")
     if isinstance(command, Sit):
         if command.seat not in names:
-            raise GameError(f"no seat {command.seat!r} (seats: {', '.join(names)})")
+            raise GameError(f"no seat {command.seat!r} (seats: {', '.join(names)})", reason="no_such_seat")
         if command.seat in seats:
-            raise NotYourMoveError(f"seat {command.seat} is taken")
+            raise NotYourMoveError(f"seat {command.seat} is taken", reason="seat_taken", params={"seat": command.seat})
         if command.player in seats.values():
-            raise NotYourMoveError(f"{command.player} already has a seat")
+            raise NotYourMoveError(f"{command.player} already has a seat", reason="already_seated")
 
 
 @dataclass
@@ -196,12 +196,12 @@ class Seating:
             case Sit():
                 check_seating(command, phase, self.seats, self.names)
             case Ready(player=player) | Leave(player=player) if player not in self.seats.values():
-                raise NotYourMoveError(f"{player} has no seat in this round")
+                raise NotYourMoveError(f"{player} has no seat in this round", reason="not_seated")
             case Ready(player=player):
                 if phase != "seating":
                     raise NotExpectedError(f"not now (phase {phase})")
                 if player in self.ready:
-                    raise NotExpectedError(f"{player} is ready already")
+                    raise NotExpectedError(f"{player} is ready already", reason="already_ready")
             case Remove(seat=seat):
                 if phase != "seating" or self.waited_for() != seat:
                     raise NotExpectedError(f"seat {seat} is not the one player the others wait for")
@@ -286,14 +286,15 @@ def room_settings_dict(settings: Any) -> dict[str, Any]:
 DEALS = ("shoe", "online")  # a room's cards come from the studio's shoe, or from a committed server shuffle
 
 
-def check_room_settings(settings: Any, high: int) -> None:
-    """``deal`` is one of ``DEALS``; every other setting but ``rules`` is a whole number 1–``high``."""
+def check_room_settings(settings: Any, high: int, optional: Collection[str] = ()) -> None:
+    """``deal`` is one of ``DEALS``; every other setting but ``rules`` is a whole number 1–``high`` (0–``high`` for
+    the ``optional`` ones, where 0 turns the setting off)."""
     if settings.deal not in DEALS:
         raise GameSettingsError(f"setting deal: expected one of {', '.join(DEALS)}, got {settings.deal!r}")
     for item in fields(settings):
-        value = getattr(settings, item.name)
-        if item.name not in ("rules", "deal") and (type(value) is not int or not 0 < value <= high):
-            raise GameSettingsError(f"setting {item.name}: expected a whole number 1–{high:,}, got {value!r}")
+        value, low = getattr(settings, item.name), 0 if item.name in optional else 1
+        if item.name not in ("rules", "deal") and (type(value) is not int or not low <= value <= high):
+            raise GameSettingsError(f"setting {item.name}: expected a whole number {low}–{high:,}, got {value!r}")
 
 
 R = TypeVar("R")

@@ -29,6 +29,8 @@ ATTRIBUTE = re.compile(r"""data-i18n(?!-slot)(?:-[a-z-]+)?"?\s*[=:]\s*"([^"]+)\"
 LITERAL = re.compile(r'"([a-z]+(?:\.[a-z0-9_]+)+)"')
 FAMILY = re.compile(r'"([a-z_]+(?:\.[a-z0-9_]+)*\.)"\s*\+')
 WORD = re.compile(r'\bword\("([a-z_]+)"')
+REASON = re.compile(r'\breason="(\w+)"(?: if [^\n]*? else "(\w*)")?')
+SERVICES = PAGES.parents[1]
 VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 
@@ -49,6 +51,16 @@ def sources() -> dict[str, str]:
         for path in sorted(PAGES.glob("*"))
         if path.suffix in (".html", ".js") and path.name != "i18n.js"
     }
+
+
+def reasons() -> set[str]:
+    """Every refusal reason the services name (``reason="does_not_beat"``, either side of a conditional): the pages
+    say each in every language (``refusalText`` in studio.js), never the server's English."""
+    found: set[str] = set()
+    for path in SERVICES.rglob("*.py"):
+        for match in REASON.finditer(path.read_text("utf-8")):
+            found |= {name for name in match.groups() if name}
+    return found
 
 
 def used() -> tuple[set[str], set[str]]:
@@ -158,6 +170,7 @@ def test_each_call_fills_the_placeholders_of_its_text() -> None:
         ("room.result.", {"won", "won_one", "paid", "paid_one"}),
         ("staff.", set(staff.ACTIONS)),
         ("role.", {*ROLES, "cli"}),
+        ("refusal.reason.", reasons()),
     ],
 )  # fmt: skip
 def test_each_family_of_keys_the_pages_complete_has_every_member(family: str, members: set[str]) -> None:

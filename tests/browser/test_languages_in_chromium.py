@@ -215,3 +215,46 @@ def test_counts_of_one_read_in_the_singular_in_english_only(browser: Any, served
         assert elsewhere == []
     assert said["en"] == ["1 point", "0 points", "1 card", "13 cards", "-1 unit (THB 10)", "2 ties", "+1 unit (THB 10)"]
     assert said["vi"] == ["1 điểm", "0 điểm", "1 lá", "13 lá", "-1 đơn vị (THB 10)", "2 ván hòa", "+1 đơn vị (THB 10)"]
+
+
+@pytest.mark.db
+def test_every_page_switches_language_and_keeps_the_choice_with_its_own_fonts(
+    studio: Studio,  # noqa: F811
+    served: str,  # noqa: F811
+    browser: Any,  # noqa: F811
+) -> None:
+    """Each page but the overlay shows the three languages, each in itself; choosing Thai shows the page again in Thai
+    (URL and this browser keep it: the next page opens in Thai), drawn with the bundled Noto Sans Thai — no request
+    leaves the studio. The overlay keeps its table's language and has no switch."""
+    page, elsewhere = offline_page(browser, served)
+    page.goto(f"{served}/play/t1")
+    page.wait_for_selector("header nav.languages button[data-lang='th']")
+    assert page.eval_on_selector_all("nav.languages button", "bs => bs.map((b) => b.textContent)") == [
+        "English", "Tiếng Việt", "ไทย",
+    ]  # fmt: skip
+    assert page.get_attribute("nav.languages button[data-lang='en']", "aria-pressed") == "true"
+    page.click("nav.languages button[data-lang='th']")
+    page.wait_for_url("**/play/t1?lang=th")
+    in_language(page, "th", "โทเคนผู้เล่นของคุณ")
+    assert page.get_attribute("nav.languages button[data-lang='th']", "aria-pressed") == "true"
+    faces = page.evaluate(
+        """() => document.fonts.ready.then(() => [...document.fonts]
+             .filter((face) => face.status === 'loaded').map((face) => face.family.replaceAll('"', '')))"""
+    )
+    assert "Noto Sans Thai" in faces and "Noto Sans" in faces, faces
+
+    for path in ("/", "/ops", "/console/t1", "/room/t1", "/coup/t1"):  # the choice is kept: each opens in Thai
+        page.goto(f"{served}{path}")
+        page.wait_for_function("document.documentElement.lang === 'th' && document.querySelector('nav.languages')")
+        pressed = page.eval_on_selector_all("nav.languages button[aria-pressed='true']", "bs => bs.map((b) => b.lang)")
+        assert pressed == ["th"], path
+    page.goto(f"{served}/ops")
+    page.click("nav.languages button[data-lang='vi']")
+    page.wait_for_url("**/ops?lang=vi")
+    in_language(page, "vi", "Mã nhân viên vận hành")
+
+    page.goto(f"{served}/overlay/t1")  # the table's language (English), not the browser's choice; no switch
+    page.wait_for_function("document.body.dataset.phase !== undefined && !document.documentElement.dataset.i18nLoading")
+    assert page.evaluate("document.documentElement.lang") == "en"
+    assert page.query_selector("nav.languages") is None
+    assert elsewhere == []

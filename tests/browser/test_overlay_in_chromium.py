@@ -82,3 +82,64 @@ def test_the_overlay_holds_each_card_back_by_the_delay_and_names_the_hands_and_r
             "Object.fromEntries([...document.querySelectorAll('.banner')].map((b) => [b.dataset.seat, b.textContent]))"
         )
         assert banners == BANNERS
+
+
+# Each piece of text the overlay shows (outside the roads' bead grids: marks, not words): its size in px, and the
+# background of the nearest element that paints one (its alpha: 1 is opaque).
+LEGIBILITY = """() => {
+  const found = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const box = node.parentElement;
+    if (!node.data.trim() || box.closest(".road-grid, script, style") || !box.getClientRects().length) continue;
+    let plate = box;
+    while (plate && getComputedStyle(plate).backgroundColor === "rgba(0, 0, 0, 0)") plate = plate.parentElement;
+    const colour = plate ? getComputedStyle(plate).backgroundColor : "none";
+    const alpha = colour.startsWith("rgba") ? Number(colour.split(",")[3].replace(")", "")) : colour === "none" ? 0 : 1;
+    const rect = box.getBoundingClientRect();
+    found.push({ text: node.data.trim(), px: parseFloat(getComputedStyle(box).fontSize), alpha,
+                 left: rect.left, right: rect.right, bottom: rect.bottom });
+  }
+  return found;
+}"""
+
+
+# How many pairs of an element of the first selector and one of the second overlap on the screen.
+OVERLAPS = """([first, second]) => {
+  const boxes = (selector) => [...document.querySelectorAll(selector)].map((e) => e.getBoundingClientRect());
+  const cut = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  return boxes(first).flatMap((a) => boxes(second).filter((b) => cut(a, b))).length;
+}"""
+
+
+def test_the_overlay_reads_at_1080p_on_opaque_plates_in_either_layout(
+    browser: Any,  # noqa: F811
+    studio: Studio,  # noqa: F811
+    served: str,  # noqa: F811
+) -> None:
+    """At 1920×1080 every word is 28 px or more on an opaque plate (the video never shows through text), and
+    ``?layout=corner`` keeps the whole overlay in the right part of the picture."""
+    round_id = open_round(studio)
+    studio.post("dealer", f"/v1/operator/rounds/{round_id}/close-betting")
+    for code in DEAL:
+        card(studio, round_id, code)
+    for layout in ("bar", "corner"):
+        page = browser.new_page(viewport={"width": 1920, "height": 1080})
+        page.goto(f"{served}/overlay/t1?delay_ms=0&layout={layout}")
+        page.wait_for_function(
+            "document.body.dataset.phase === 'settled' && document.querySelectorAll('.banner').length"
+        )
+        page.wait_for_timeout(700)  # the banners' arrival has played
+        assert page.evaluate("document.body.dataset.layout") == layout
+        texts = page.evaluate(LEGIBILITY)
+        assert len(texts) >= 12, texts  # the phase, four hands' names and points, three banners
+        small = [(t["text"], t["px"]) for t in texts if t["px"] < 28]
+        assert not small, (layout, small)
+        see_through = [(t["text"], t["alpha"]) for t in texts if t["alpha"] < 1]
+        assert not see_through, (layout, see_through)
+        assert all(t["bottom"] <= 1080 and t["right"] <= 1920 for t in texts), layout  # nothing off the picture
+        overlaps = page.evaluate(OVERLAPS, [".banner", ".bar .hand, .phase"])
+        assert overlaps == 0, layout  # a banner never covers a hand
+        if layout == "corner":
+            assert min(t["left"] for t in texts) >= 1920 * 0.45, [(t["text"], t["left"]) for t in texts]
+        page.close()

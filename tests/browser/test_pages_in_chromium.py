@@ -166,13 +166,14 @@ def test_the_dealer_console_logs_in_shows_what_to_deal_hides_the_face_down_card_
     page.close()
 
 
-def enter_room(browser: Any, live: RunningStudio, name: str, room: str, recorder: str) -> Any:
-    """A funded player ``name`` signed in on ``room``'s page in a phone-sized context of their own."""
+def enter_room(browser: Any, live: RunningStudio, name: str, room: str, recorder: str, lang: str = "") -> Any:
+    """A funded player ``name`` signed in on ``room``'s page (in ``lang``, if given) in a phone-sized context of their
+    own."""
     token = live.players.register(name)
     live.wallets.deposit(name, 100_000, key=f"fund-{name}", actor="test")
     page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
     page.add_init_script(recorder)
-    page.goto(f"{live.api_url}/room/{room}")
+    page.goto(f"{live.api_url}/room/{room}" + (f"?lang={lang}" if lang else ""))
     page.fill("#token", token)
     page.click("#login button[type=submit]")
     page.wait_for_function("document.body.dataset.phase === 'seating'", timeout=20_000)

@@ -97,3 +97,42 @@ def test_two_players_sit_ready_arrange_and_watch_the_showdown_chi_by_chi(
             assert not shown & own[other], (name, shown & own[other])
         revealed = [max(seat["chi"] for seat in s["seats"].values()) for s in mine if s["phase"] == "showdown"]
         assert sorted(set(revealed)) == [1, 2, 3], (name, sorted(set(revealed)))  # chi 1, then 2, then 3
+
+
+@pytest.fixture
+def held_open(mqtt_url: str, tmp_path: Path) -> Iterator[RunningStudio]:
+    """A Mậu Binh room that holds free seats open (``seating_ms``) once everyone seated is ready."""
+    room = f"h{uuid.uuid4().hex[:6]}"
+    config = StudioConfig(
+        tables=(), rooms=(room,), room_settings=ROOM | {"seating_ms": 60_000}, run_dir=tmp_path, mqtt_url=mqtt_url
+    )
+    with running_studio(config) as studio:
+        yield studio
+
+
+def test_a_newcomer_takes_a_free_seat_while_the_ready_players_wait_for_the_seating_window(
+    held_open: RunningStudio,
+    browser: Any,  # noqa: F811
+) -> None:
+    """Two players ready at once cannot start the deal while a seat is free: a third, arriving after them, sits
+    and is dealt in when the seating window ends (the controller would end it at ``seating_ms``)."""
+    names = ("ana", "binh", "chai")
+    pages = {name: enter_room(browser, held_open, name, held_open.config.rooms[0], RECORDER) for name in names}
+    round_id = pages["ana"].evaluate("document.body.dataset.round")
+    for seat, name in (("1", "ana"), ("2", "binh")):
+        pages[name].click(f"[data-sit='{seat}']")
+        pages[name].wait_for_selector("#message[data-code=seated]")
+        pages[name].click(f"[data-ready='{seat}']")
+    pages["chai"].wait_for_selector(".seat[data-seat='2'][data-state='ready']")
+    state = queries.round_state(held_open.service, round_id)
+    assert state["phase"] == "seating" and state["window_closes_at"] is not None  # the seats held open, timed
+    pages["chai"].wait_for_function("document.querySelector('#timer').textContent.trim() !== ''")  # its countdown
+    pages["chai"].click("[data-sit='3']")  # still open: the newcomer sits
+    pages["chai"].wait_for_selector("#message[data-code=seated]")
+    pages["chai"].click("[data-ready='3']")
+    pages["ana"].wait_for_selector(".seat[data-seat='3'][data-state='ready']")
+    assert queries.round_state(held_open.service, round_id)["phase"] == "seating"  # seat 4 free: held open again
+    held_open.service.close_window(round_id, "test")
+    for page in pages.values():
+        page.wait_for_selector("#arrange:not([hidden]) #rows .card", timeout=20_000)
+    assert sorted(queries.round_state(held_open.service, round_id)["seats"]) == ["1", "2", "3"]

@@ -18,6 +18,7 @@ from services.games.shuffle import verify
 from services.rounds import queries
 from services.rounds.models import RoundLogEntry
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
+from tests.api.test_i18n import dictionary
 from tests.browser.test_pages_in_chromium import (
     browser,  # noqa: F401 (the fixture)
     enter_room,
@@ -48,17 +49,14 @@ def live(mqtt_url: str, tmp_path: Path) -> Iterator[RunningStudio]:
         yield studio
 
 
-def enter(browser: Any, live: RunningStudio, name: str) -> Any:  # noqa: F811
-    return enter_room(browser, live, name, live.config.tienlen_rooms[0], RECORDER)
+def enter(browser: Any, live: RunningStudio, name: str, lang: str = "") -> Any:  # noqa: F811
+    return enter_room(browser, live, name, live.config.tienlen_rooms[0], RECORDER, lang)
 
 
-def test_players_play_and_pass_on_their_pages_and_see_the_payments(
-    live: RunningStudio,
-    browser: Any,  # noqa: F811 (after the studio: the browser closes first, so no page keeps the API's streams open)
-) -> None:
-    pages = {"ana": enter(browser, live, "ana"), "binh": enter(browser, live, "binh")}
+def dealt(live: RunningStudio, pages: dict[str, Any]) -> str:
+    """The round in which ana (seat 1) and binh (seat 2), seated from their pages, hold their hands on them."""
     for _attempt in range(5):  # a deal with an instant win (tới trắng) ends at once: then the next round
-        round_id = pages["ana"].evaluate("document.body.dataset.round")
+        round_id: str = pages["ana"].evaluate("document.body.dataset.round")
         for seat, name in (("1", "ana"), ("2", "binh")):
             pages[name].wait_for_selector(f"[data-sit='{seat}']")
             pages[name].click(f"[data-sit='{seat}']")
@@ -71,6 +69,15 @@ def test_players_play_and_pass_on_their_pages_and_see_the_payments(
             page.wait_for_function(f"document.body.dataset.round === '{following}'")
     for page in pages.values():
         page.wait_for_selector("#hand:not([hidden]) #cards .card", timeout=20_000)
+    return round_id
+
+
+def test_players_play_and_pass_on_their_pages_and_see_the_payments(
+    live: RunningStudio,
+    browser: Any,  # noqa: F811 (after the studio: the browser closes first, so no page keeps the API's streams open)
+) -> None:
+    pages = {"ana": enter(browser, live, "ana"), "binh": enter(browser, live, "binh")}
+    round_id = dealt(live, pages)
 
     # the player to act leads their lowest card from the page; the other sees it on the table, and passes
     turn = pages["ana"].get_attribute(".seat[data-state='to play']", "data-seat")
@@ -125,3 +132,39 @@ def test_players_play_and_pass_on_their_pages_and_see_the_payments(
         }  # fmt: skip
         assert seen & hands[other] <= played[other], name  # of the other's hand, only what they played
         assert seen & hands[name], name  # their own hand, on their page
+
+
+def card_text(code: str) -> str:
+    """A card as the pages write it (studio.js ``cardText``): "10♠", "Q♥"."""
+    return {"T": "10"}.get(code[0], code[0]) + {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}[code[1]]
+
+
+def test_a_refused_play_is_said_in_the_players_language_with_card_symbols(
+    live: RunningStudio,
+    browser: Any,  # noqa: F811
+) -> None:
+    """On a phone, in Vietnamese and in Thai: a play out of turn, and cards that form no combination, are refused
+    with the pages' sentence (the cards drawn as cards), never the server's English."""
+    words = dictionary()
+    pages = {"ana": enter(browser, live, "ana", "vi"), "binh": enter(browser, live, "binh", "th")}
+    dealt(live, pages)
+    turn = pages["ana"].get_attribute(".seat[data-state='to play']", "data-seat")
+    leader, other = ("ana", "binh") if turn == "1" else ("binh", "ana")
+    lang = {"ana": "vi", "binh": "th"}
+
+    pages[other].click("#cards .card:first-child")
+    pages[other].click("#play")
+    pages[other].wait_for_selector("#message[data-code=not_expected_now]")
+    assert pages[other].inner_text("#message") == words["refusal.reason.out_of_turn"][lang[other]]
+
+    lowest, highest = (
+        pages[leader].get_attribute(f"#cards .card:{end}-child", "data-card") for end in ("first", "last")
+    )
+    pages[leader].click("#cards .card:first-child")
+    pages[leader].click("#cards .card:last-child")
+    pages[leader].click("#play")
+    pages[leader].wait_for_selector("#message.refused")
+    cards = f"{card_text(lowest)} {card_text(highest)}"
+    assert pages[leader].inner_text("#message") == words["refusal.reason.no_combination"][lang[leader]].format(
+        cards=cards
+    )

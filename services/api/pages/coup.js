@@ -8,7 +8,6 @@ const table = tableFromPath();
 const TOKEN = "studio.coup.token";
 const PHASES = { betting: "play.phase.betting", dealing: "play.phase.dealing", settled: "play.phase.settled",
                  void: "play.phase.void", verifying: "play.phase.verifying" };
-const REFUSALS = ["betting_closed", "insufficient_funds", "not_expected_now", "idempotency_conflict", "unauthorized"];
 
 let token = sessionStorage.getItem(TOKEN) || "";
 let info = null; // the table: game, currency, settings, page (spots, sides, chips)
@@ -105,9 +104,8 @@ async function placeBets() {
     if (answer.balance !== null && answer.balance !== undefined) mine.wallet = { ...mine.wallet, balance: answer.balance };
     say(t("play.placed", { bets: bets.map(betText).join(", ") }), "ok", "placed");
   } catch (error) {
-    if (error.status === 401) signedOut(TOKEN, error.message);
-    say(REFUSALS.includes(error.code) ? t("refusal." + error.code, { message: error.message }) : error.message,
-        "refused", error.code);
+    if (error.status === 401) signedOut(TOKEN, t("login.again"));
+    say(refusalText(error, format), "refused", error.code);
   }
   staged.clear();
   slipKey = null;

@@ -1,8 +1,13 @@
 // The pages' words in English, Vietnamese and Thai. The words are in i18n.json: key -> {en, vi, th}, with {name}
 // placeholders. Loaded by every page before its own script, which starts once ``I18N.ready`` resolves.
 //
-// The language: ?lang=en|vi|th wins; else the overlay's table language (``I18N.prefer``); else the browser's language
-// when it is Vietnamese or Thai; else English. An unknown ?lang= counts as absent.
+// The language: ?lang=en|vi|th wins; else the one last chosen on the language switch (kept in this browser); else the
+// overlay's table language (``I18N.prefer``); else the browser's language when it is Vietnamese or Thai; else English.
+// An unknown ?lang= counts as absent.
+//
+// The switch: every page but the overlay (whose language is its table's) shows the three languages, each written in
+// itself, at its top right (or in an element marked data-languages, where a page has a place for it). Choosing one
+// keeps it and shows the page again in it.
 //
 // Static HTML is translated by attributes: data-i18n="key" sets an element's text (children marked
 // data-i18n-slot="name" stay, put where the text has {name}); data-i18n-placeholder, data-i18n-title and
@@ -17,7 +22,11 @@ const I18N = (() => {
   let words = {};
 
   const known = (lang) => (LANGUAGES.includes(lang) ? lang : null);
-  const asked = known(new URLSearchParams(location.search).get("lang"));
+  const NAMES = { en: "English", vi: "Tiếng Việt", th: "ไทย" }; // each in itself: a reader finds their own
+  const CHOSEN = "studio.lang";
+  const stored = () => { try { return localStorage.getItem(CHOSEN); } catch { return null; } }; // storage may be off
+  const switchable = !root.hasAttribute("data-no-languages"); // the overlay speaks its table's language
+  const asked = known(new URLSearchParams(location.search).get("lang")) || (switchable ? known(stored()) : null);
   const browser = known(String(navigator.language || "").toLowerCase().slice(0, 2)) || "en";
 
   const i18n = { languages: LANGUAGES, asked, lang: asked || browser, locale: LOCALES[asked || browser] };
@@ -81,6 +90,31 @@ const I18N = (() => {
     translate();
   }
 
+  // Keeps ``lang`` as this browser's choice and shows the page again in it (the URL's ?lang=, if any, follows).
+  function choose(lang) {
+    if (!known(lang)) return;
+    try { localStorage.setItem(CHOSEN, lang); } catch { /* not kept: the URL still carries it */ }
+    const url = new URL(location.href);
+    url.searchParams.set("lang", lang);
+    location.replace(url.href);
+  }
+
+  // The language switch: a button per language, the page's own pressed.
+  function switcher() {
+    if (!switchable) return;
+    const nav = document.querySelector("[data-languages]") || document.body.appendChild(document.createElement("nav"));
+    nav.classList.add("languages");
+    nav.setAttribute("aria-label", "Language · Ngôn ngữ · ภาษา");
+    nav.replaceChildren(...LANGUAGES.map((lang) => {
+      const button = document.createElement("button");
+      Object.assign(button, { type: "button", lang, textContent: NAMES[lang] });
+      button.dataset.lang = lang;
+      button.setAttribute("aria-pressed", String(lang === i18n.lang));
+      button.addEventListener("click", () => choose(lang));
+      return button;
+    }));
+  }
+
   // The overlay: the table's language, unless ?lang= named one.
   function prefer(lang) {
     use(asked || known(lang) || browser);
@@ -107,10 +141,11 @@ const I18N = (() => {
     : Promise.resolve();
   i18n.ready = Promise.all([loaded, parsed]).then(() => {
     use(i18n.lang);
+    switcher();
     delete root.dataset.i18nLoading;
   });
 
-  return Object.assign(i18n, { t, nodes, has, translate, use, prefer, number, dateTime, time });
+  return Object.assign(i18n, { t, nodes, has, translate, use, prefer, choose, number, dateTime, time });
 })();
 
 const t = I18N.t;

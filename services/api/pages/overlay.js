@@ -112,9 +112,13 @@ function release() {
   document.getElementById("timer").textContent = secondsLeft(view, Date.now() - delay);
 }
 
+const LAYOUTS = ["bar", "corner"]; // ?layout=: a bar along the bottom (the default), or a column at the bottom right
+
 async function start() {
   await I18N.ready;
-  const asked = new URLSearchParams(location.search).get("delay_ms");
+  const query = new URLSearchParams(location.search);
+  const asked = query.get("delay_ms");
+  document.body.dataset.layout = LAYOUTS.includes(query.get("layout")) ? query.get("layout") : LAYOUTS[0];
   about = await fetch(`/v1/tables/${encodeURIComponent(table)}`).then((r) => r.json()).catch(() => ({}));
   const display = about.display || {};
   I18N.prefer(display.language);

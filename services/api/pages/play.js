@@ -7,14 +7,11 @@ const table = tableFromPath();
 const TOKEN = "studio.play.token";
 const SEATS = ["A", "B", "C"];
 const SIDES = ["player", "banker"];
-// The words (i18n.json keys): Pok Deng's hand ranks (1 is best), the phases, and what a refusal means for the
-// player by the API's error code (refusal.<code>, with the API's own message where it says {message}).
+// The words (i18n.json keys): Pok Deng's hand ranks (1 is best) and the phases (a refusal's: ``refusalText``).
 const HAND_NAMES = { 2: "pokdeng.rank.2", 3: "pokdeng.rank.3", 4: "pokdeng.rank.4", 5: "pokdeng.rank.5" };
 const PHASES = { betting: "play.phase.betting", dealing: "play.phase.dealing", insurance: "play.phase.insurance",
                  drawing: "play.phase.drawing", settled: "play.phase.settled", void: "play.phase.void",
                  verifying: "play.phase.verifying" };
-const REFUSALS = ["betting_closed", "insufficient_funds", "invalid_wager", "invalid_insurance", "window_closed",
-                  "not_expected_now", "not_your_decision", "idempotency_conflict", "unauthorized"];
 
 let token = sessionStorage.getItem(TOKEN) || "";
 let info = null; // the table: currency, settings, chips, stream
@@ -35,7 +32,7 @@ async function post(path, body, key) {
   try {
     return await postJSON(path, body, token, key, () => say(t("message.retrying"), "refused", "retrying"));
   } catch (error) {
-    if (error.status === 401) showLogin(error.message);
+    if (error.status === 401) showLogin(t("login.again"));
     throw error;
   }
 }
@@ -48,8 +45,7 @@ async function get(path) {
 }
 
 function refused(error) {
-  say(REFUSALS.includes(error.code) ? t("refusal." + error.code, { message: error.message }) : error.message,
-      "refused", error.code);
+  say(refusalText(error, format), "refused", error.code);
 }
 
 // ---- what the page shows -------------------------------------------------------------------

@@ -37,8 +37,8 @@ async function act(action, body, key = null) {
     return await postJSON(`/v1/rounds/${encodeURIComponent(view.round_id)}/${action}`, body, token, key,
                           () => say(t("message.retrying"), "refused", "retrying"));
   } catch (error) {
-    say(error.message, "refused", error.code);
-    if (error.status === 401) showLogin(error.message);
+    say(refusalText(error, format, (code) => "room.refusal." + code), "refused", error.code);
+    if (error.status === 401) showLogin(t("login.again"));
     return null;
   } finally {
     busy = false;

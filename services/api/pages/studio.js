@@ -118,7 +118,7 @@ function newKey() {
 
 // A POST with the player's token. With an idempotency ``key`` (a request that moves money) it is retried with
 // that same key when the network or the server fails, so the server does it once whatever reaches it; ``onRetry``
-// is told. Resolves to the answer; rejects with {code, message, status}.
+// is told. Resolves to the answer; rejects with {code, message, reason, params, status} (``refusalText`` says it).
 async function postJSON(path, body, token, key = null, onRetry = () => {}) {
   const headers = { "Content-Type": "application/json", Authorization: "Bearer " + token };
   if (key) headers["Idempotency-Key"] = key;
@@ -132,7 +132,7 @@ async function postJSON(path, body, token, key = null, onRetry = () => {}) {
       const answer = await response.json().catch(() => ({}));
       if (response.ok) return answer;
       throw { code: answer.code || String(response.status), message: answer.message || response.statusText,
-              status: response.status };
+              reason: answer.reason || "", params: answer.params || {}, status: response.status };
     }
     if (!key || attempt >= 6) throw { code: "offline", message: t("error.unreachable"), status: 0 };
     onRetry();
@@ -161,6 +161,24 @@ function signedOut(key, message) {
 }
 
 // ---- what the player's pages share (Pok Deng's, the coup games', the rooms') ----------------------------------
+
+// A refusal in the reader's words, never the server's English: the words for its reason when the pages have them
+// (refusal.reason.<reason>: a Tiến Lên play that does not beat the table, a seat taken…), with its params (card codes
+// drawn as cards, amounts by ``format``); else the page's own words for its kind (the key ``own(code)`` names);
+// else the pages' (refusal.<code>); else "not accepted", with the code for support.
+const AMOUNTS = ["minimum", "maximum", "amount", "held"];
+const CARD_CODE = /^(10|[2-9TJQKA])[SHDC]$/;
+function refusalText(error, format = String, own = () => "") {
+  const params = {};
+  for (const [name, value] of Object.entries(error.params || {})) {
+    const shown = (v) => (CARD_CODE.test(String(v)) ? cardText(String(v)) : String(v));
+    if (Array.isArray(value)) params[name] = value.map(shown).join(" ");
+    else params[name] = AMOUNTS.includes(name) ? format(value) : shown(value);
+  }
+  const keys = [error.reason ? "refusal.reason." + error.reason : "", own(error.code), "refusal." + error.code];
+  const key = keys.find((each) => each && I18N.has(each));
+  return key ? t(key, params) : t("refusal.other", { code: error.code || "" });
+}
 
 // The page's message line (#message): a sentence, its kind ("ok", "refused") and the code a test can select on.
 function say(text, kind = "", code = "") {

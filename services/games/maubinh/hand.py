@@ -30,7 +30,8 @@ class Hand:
         prefix = f"{who}." if who else ""
         for name, cards, size in zip(CHI_NAMES, chis, CHI_SIZES, strict=True):
             if len(cards) != size:
-                raise HandError(f"{prefix}{name}: expected {size} cards, got {len(cards)}")
+                message = f"{prefix}{name}: expected {size} cards, got {len(cards)}"
+                raise HandError(message, reason="chi_size", params={"chi": name.removeprefix("chi"), "n": size})
         so_far: list[int] = []
         for name, cards in zip(CHI_NAMES, chis, strict=True):
             so_far.extend(cards)

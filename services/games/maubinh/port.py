@@ -40,7 +40,20 @@ from services.games.maubinh.ranking import category_of
 from services.games.maubinh.scoring import money, score_table
 from services.games.maubinh.settings import MauBinhSettings
 from services.games.maubinh.showdown import result_to_dict
-from services.games.rooms import Deal, Dealt, Leave, Left, PhaseChanged, Ready, Remove, RoomGame, Seating, Sit, Void
+from services.games.rooms import (
+    CloseSeating,
+    Deal,
+    Dealt,
+    Leave,
+    Left,
+    PhaseChanged,
+    Ready,
+    Remove,
+    RoomGame,
+    Seating,
+    Sit,
+    Void,
+)
 
 SEATS: Final = ("1", "2", "3", "4")
 CHIS: Final = 3
@@ -66,7 +79,7 @@ class Reveal:
     """The showdown moves on: the next chi is shown, or after chi 3 the hand settles."""
 
 
-Command = Sit | Ready | Remove | Deal | Arrange | Leave | CloseArranging | Reveal | Void
+Command = Sit | Ready | Remove | CloseSeating | Deal | Arrange | Leave | CloseArranging | Reveal | Void
 
 
 class Phase(StrEnum):
@@ -102,13 +115,16 @@ RoomEvent = (
 class RoomSettings:
     unit: int = 100  # minor units per unit (the stake per chi)
     ready_ms: int = 20_000
+    # Seats held open: once everyone seated is ready, while a seat is free, the deal waits until this long has passed
+    # since the seats last changed (a sit, a ready, a leave), so a newcomer can join; 0: the deal starts at once.
+    seating_ms: int = 0
     arranging_ms: int = 90_000
     showdown_ms: int = 5_000  # each chi is shown this long
     deal: str = "shoe"  # or "online": a committed server shuffle deals (rooms.DEALS)
     rules: MauBinhSettings = field(default_factory=MauBinhSettings)
 
     def __post_init__(self) -> None:
-        rooms.check_room_settings(self, LARGEST // 1000)
+        rooms.check_room_settings(self, LARGEST // 1000, optional=("seating_ms",))
         if self.hold > LARGEST:
             raise GameSettingsError(f"setting unit: the hold per seat ({self.hold:,}) is above {LARGEST:,}")
 
@@ -127,6 +143,7 @@ class Room:
     hands: dict[str, Hand] = field(default_factory=dict)  # player -> arranged
     left: set[str] = field(default_factory=set)  # players who left after the deal
     revealed: int = 0  # chi shown so far in the showdown
+    seats_closed: bool = False  # the seats held open (``seating_ms``) closed: the deal may start
     commands: list[Command] = field(default_factory=list)
     events: list[RoomEvent] = field(default_factory=list)
 
@@ -160,12 +177,15 @@ class MauBinh(RoomGame[Room]):
         match command:
             case Sit() | Ready() | Remove():
                 round_.seating.verify(command, round_.phase)
+            case CloseSeating():
+                if round_.phase != Phase.SEATING or not self._held_open(round_):
+                    raise NotExpectedError(f"no open seats to close (phase {round_.phase})")
             case Deal(card=card):
                 rooms.check_deal(round_.phase, round_.dealt, card)
             case Arrange(player=player):
                 self._seated(round_, player, Phase.ARRANGING)
                 if player in round_.hands or player in round_.left:
-                    raise NotExpectedError(f"{player} has already submitted an arrangement")
+                    raise NotExpectedError(f"{player} has already submitted an arrangement", reason="already_arranged")
                 self._hand(round_, command)
             case Leave(player=player):
                 self._seated(round_, player, Phase.SEATING, Phase.DEALING, Phase.ARRANGING)
@@ -188,6 +208,8 @@ class MauBinh(RoomGame[Room]):
         match command:
             case Sit() | Ready() | Remove():
                 events += round_.seating.apply(command)
+            case CloseSeating():
+                round_.seats_closed = True
             case Deal(card=card):
                 round_.dealt.append(card)
                 events.append(Dealt(len(round_.dealt)))
@@ -211,7 +233,7 @@ class MauBinh(RoomGame[Room]):
                     round_.phase = Phase.SETTLED
             case Void():
                 round_.phase = Phase.VOID
-        if round_.phase == Phase.SEATING and round_.seating.all_ready():
+        if round_.phase == Phase.SEATING and round_.seating.all_ready() and not self._held_open(round_):
             round_.phase = Phase.DEALING
         if round_.phase == Phase.ARRANGING and all(p in round_.hands or p in round_.left for p in round_.players):
             round_.phase = Phase.SHOWDOWN
@@ -261,6 +283,8 @@ class MauBinh(RoomGame[Room]):
         match round_.phase:
             case Phase.SEATING if (seat := round_.seating.waited_for()) is not None:
                 return Remove(seat)
+            case Phase.SEATING if self._held_open(round_):
+                return CloseSeating()
             case Phase.ARRANGING:
                 return CloseArranging()
             case Phase.SHOWDOWN:
@@ -272,6 +296,9 @@ class MauBinh(RoomGame[Room]):
     def expecting(self, round_: Room) -> Expecting:
         settings = round_.settings
         match round_.phase:
+            case Phase.SEATING if self._held_open(round_):
+                text = "free seats held open for newcomers"
+                return Window("seating", settings.seating_ms, text=text, serial=round_.seating.serial)
             case Phase.SEATING:
                 return round_.seating.window(settings.ready_ms)
             case Phase.DEALING:
@@ -379,9 +406,16 @@ class MauBinh(RoomGame[Room]):
 
     # ---- internals ---------------------------------------------------------------------
 
+    def _held_open(self, round_: Room) -> bool:
+        """Everyone seated is ready, a seat is free and the room holds free seats open (``seating_ms``), not yet
+        closed: the deal waits for the seating window's end."""
+        seating = round_.seating
+        free = len(seating.seats) < len(seating.names)
+        return bool(round_.settings.seating_ms) and not round_.seats_closed and free and seating.all_ready()
+
     def _seated(self, round_: Room, player: str, *phases: str) -> None:
         if player not in round_.seats.values():
-            raise NotYourMoveError(f"{player} has no seat in this hand")
+            raise NotYourMoveError(f"{player} has no seat in this hand", reason="not_seated")
         if round_.phase not in phases:
             raise NotExpectedError(f"not now (phase {round_.phase})")
 
@@ -390,7 +424,8 @@ class MauBinh(RoomGame[Room]):
         mine = set(round_.dealt_to(command.player))
         given = command.chi1 + command.chi2 + command.chi3
         if sorted(map(NUMBER.__getitem__, given)) != sorted(map(NUMBER.__getitem__, mine)):
-            raise GameError(f"{command.player}'s arrangement must use exactly the 13 cards dealt to them")
+            message = f"{command.player}'s arrangement must use exactly the 13 cards dealt to them"
+            raise GameError(message, reason="not_your_cards")
         first, second, third = ([NUMBER[card] for card in chi] for chi in (command.chi1, command.chi2, command.chi3))
         return Hand.of(first, second, third, who=command.player)
 

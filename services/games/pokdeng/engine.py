@@ -290,7 +290,8 @@ class PokDengRound:
             raise WagerError(f"{label} refused: stake must be a positive whole number, got {command.stake!r}")
         for wager in self._by_player.get(command.player, ()):
             if wager.side is not command.side:
-                raise WagerError(f"{label} refused: {command.player} already bets on the {wager.side} side this round")
+                message = f"{label} refused: {command.player} already bets on the {wager.side} side this round"
+                raise WagerError(message, reason="other_side", params={"side": str(wager.side)})
         owner = self._ids.get(command.wager_id)
         if owner is not None and owner != (command.player, command.side, command.seat):
             raise WagerError(f"{label} refused: id {command.wager_id!r} belongs to another wager")
@@ -300,9 +301,11 @@ class PokDengRound:
         total = command.stake + (existing.stake if existing else 0)
         minimum = self.settings.min_stake
         if command.stake < minimum and existing is None:
-            raise WagerError(f"{label} refused: stake {command.stake} is below the table minimum {minimum}")
+            message = f"{label} refused: stake {command.stake} is below the table minimum {minimum}"
+            raise WagerError(message, reason="below_minimum", params={"minimum": minimum})
         if total > self.settings.max_stake:
-            raise WagerError(f"{label} refused: stake {total} exceeds the table maximum {self.settings.max_stake}")
+            message = f"{label} refused: stake {total} exceeds the table maximum {self.settings.max_stake}"
+            raise WagerError(message, reason="above_maximum", params={"maximum": self.settings.max_stake})
 
     def _verify_deal(self, card: Card) -> None:
         if not isinstance(self.expecting, AwaitingCard):
@@ -316,9 +319,10 @@ class PokDengRound:
         self._require(AwaitingInsurance, label)
         allowed = self.insurance_amounts(player)
         if not allowed:
-            raise InsuranceError(f"{label} refused: {player} has no wager this round")
+            raise InsuranceError(f"{label} refused: {player} has no wager this round", reason="no_wager")
         if player in self._insurance:
-            raise InsuranceError(f"{label} refused: {player} already bought insurance for {self._insurance[player]}")
+            message = f"{label} refused: {player} already bought insurance for {self._insurance[player]}"
+            raise InsuranceError(message, reason="already_insured")
         if type(amount) is not int or amount not in allowed:
             raise InsuranceError(f"{label} refused: the amount must be {' or '.join(map(str, allowed))}")
 

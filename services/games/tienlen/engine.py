@@ -139,36 +139,42 @@ class TienLenRound:
         """The combination ``player`` may play now; otherwise an ``IllegalPlayError`` that says why."""
         cards = tuple(cards)
 
-        def refuse(reason: str) -> IllegalPlayError:
+        def refuse(why: str, *, reason: str, **params: object) -> IllegalPlayError:
             shown = " ".join(map(_card_text, cards))
-            return IllegalPlayError(f"{player} cannot play {shown or 'nothing'}: {reason} ({self.describe()})")
+            message = f"{player} cannot play {shown or 'nothing'}: {why} ({self.describe()})"
+            return IllegalPlayError(message, reason=reason, params={"cards": _codes(cards)} | params)
 
         if self.result is not None:
-            raise refuse("the round is over")
+            raise refuse("the round is over", reason="round_over")
         if player not in self.hands:
-            raise refuse(f"not a player of this round (players: {', '.join(self.players)})")
+            raise refuse(f"not a player of this round (players: {', '.join(self.players)})", reason="not_a_player")
         if len(set(cards)) != len(cards):
-            raise refuse("a card is listed twice")
+            raise refuse("a card is listed twice", reason="card_twice")
         missing = [card for card in cards if card not in self.hands[player]]
         if missing:
-            raise refuse(f"not in their hand: {' '.join(map(_card_text, missing))}")
+            shown = " ".join(map(_card_text, missing))
+            raise refuse(f"not in their hand: {shown}", reason="not_in_hand", missing=_codes(missing))
         found = classify(cards)
         if found is None:
-            raise refuse("the cards form no combination")
+            raise refuse("the cards form no combination", reason="no_combination" if cards else "no_cards")
         if player == self.to_act:
             if self.top is None:
                 if self.first_lead_card is not None and self.first_lead_card not in found.cards:
-                    raise refuse(f"the first lead of a starting round must contain {code(self.first_lead_card)}")
+                    first = code(self.first_lead_card)
+                    raise refuse(
+                        f"the first lead of a starting round must contain {first}", reason="first_lead", card=first
+                    )
             elif not found.beats(self.top):
-                raise refuse(f"{found} does not beat {self.top}")
+                raise refuse(f"{found} does not beat {self.top}", reason="does_not_beat", top=_codes(self.top.cards))
             return found
         if self.top is None or not found.is_bomb(Kind.CONSECUTIVE_PAIRS, 4) or not found.chops(self.top):
             raise refuse(
                 f"it is {self.to_act}'s turn; out of turn only four consecutive pairs that chop the play on the table "
-                "may be played"
+                "may be played",
+                reason="out_of_turn",
             )
         if player == self.top_owner:
-            raise refuse("nobody may chop their own play")
+            raise refuse("nobody may chop their own play", reason="chop_own")
         return found
 
     def can_play(self, player: str, cards: Iterable[int]) -> bool:
@@ -203,11 +209,13 @@ class TienLenRound:
 
     def verify_pass(self, player: str) -> None:
         if self.result is not None:
-            raise IllegalPlayError(f"{player} cannot pass: the round is over ({self.describe()})")
+            raise IllegalPlayError(f"{player} cannot pass: the round is over ({self.describe()})", reason="round_over")
         if player != self.to_act:
-            raise IllegalPlayError(f"{player} cannot pass: it is {self.to_act}'s turn ({self.describe()})")
+            message = f"{player} cannot pass: it is {self.to_act}'s turn ({self.describe()})"
+            raise IllegalPlayError(message, reason="not_your_turn")
         if self.top is None:
-            raise IllegalPlayError(f"{player} cannot pass: they lead this trick and must play ({self.describe()})")
+            message = f"{player} cannot pass: they lead this trick and must play ({self.describe()})"
+            raise IllegalPlayError(message, reason="must_lead")
 
     def can_pass(self, player: str) -> bool:
         try:
@@ -317,6 +325,11 @@ class TienLenRound:
                 self.payments[player] -= self.settings.instant_win
                 self.payments[winner] += self.settings.instant_win
         self.events.append(self._finish(winner, cong=frozenset(), kind=kind))
+
+
+def _codes(cards: Iterable[int]) -> list[str]:
+    """Card codes ("6S"), lowest first: how a refusal names cards to the pages."""
+    return [_card_text(card) for card in sorted(cards)]
 
 
 def _card_text(card: int) -> str:

@@ -15,7 +15,7 @@ from services.games.base import DEALER, PUBLIC, GameError, NotExpectedError, Not
 from services.games.maubinh import HandError, score_table
 from services.games.maubinh.hand import LEFT, Hand
 from services.games.maubinh.port import MAUBINH, NUMBER, Arrange, Arranged, CloseArranging, Reveal, Revealed, Room
-from services.games.rooms import Deal, Freed, Leave, PhaseChanged, Ready, Remove, Sit
+from services.games.rooms import CloseSeating, Deal, Freed, Leave, PhaseChanged, Ready, Remove, Sit
 
 DECK = [Card.from_code(rank + suit) for rank in "23456789TJQKA" for suit in "SHDC"]
 
@@ -58,6 +58,35 @@ def test_the_deal_waits_for_everyone_ready_and_the_ready_check_removes_the_one_w
     assert room.phase == "dealing"  # the two left are ready
     with pytest.raises(NotExpectedError):
         MAUBINH.apply(room, Ready("ana"))
+
+
+def test_free_seats_stay_open_for_seating_ms_after_the_last_change_then_the_ready_players_are_dealt() -> None:
+    """``seating_ms``: everyone seated is ready but a seat is free — the deal waits ``seating_ms`` from the seats'
+    last change (a newcomer's sit restarts it); a full table, or the window's end, deals at once."""
+    room = seated("ana", "binh", settings={"seating_ms": 10_000})
+    MAUBINH.apply(room, Ready("ana"))
+    MAUBINH.apply(room, Ready("binh"))
+    first = MAUBINH.expecting(room)
+    assert room.phase == "seating" and isinstance(first, Window) and (first.kind, first.ms) == ("seating", 10_000)
+    MAUBINH.apply(room, Sit("chai", "3"))  # a newcomer: the ready check now waits for them
+    assert MAUBINH.expecting(room).kind == "ready"  # type: ignore[union-attr]
+    MAUBINH.apply(room, Ready("chai"))
+    again = MAUBINH.expecting(room)
+    assert isinstance(again, Window) and again.kind == "seating" and again.serial != first.serial  # restarted
+    assert MAUBINH.timeout(room) == CloseSeating()
+    stored = MAUBINH.command_to_dict(CloseSeating())
+    MAUBINH.apply(room, MAUBINH.command_from_dict(json.loads(json.dumps(stored))))
+    assert room.phase == "dealing"
+    with pytest.raises(NotExpectedError):
+        MAUBINH.apply(room, CloseSeating())
+
+    full = seated("ana", "binh", "chai", "dao", settings={"seating_ms": 10_000})
+    for player in ("ana", "binh", "chai", "dao"):
+        MAUBINH.apply(full, Ready(player))
+    assert full.phase == "dealing"  # no free seat to hold open
+    with pytest.raises(GameError, match="seating_ms: expected a whole number 0"):
+        MAUBINH.settings({"seating_ms": -1})
+    assert seated("ana").settings.seating_ms == 0  # off unless the room asks for it
 
 
 def test_leaving_before_the_deal_frees_the_seat_for_someone_else() -> None:

@@ -160,6 +160,27 @@ def test_a_play_must_beat_the_table_and_come_from_the_hand() -> None:
     assert round_.can_play("p2", c("TS"))
 
 
+def test_a_refused_play_names_its_reason_and_cards_for_the_pages() -> None:
+    """What the pages translate (``reason``, ``params`` with card codes), beside the message for logs."""
+    round_ = round_of(p1="9H", p2="9S 9C TS 5S 6D")
+    with pytest.raises(IllegalPlayError) as lead:
+        round_.pass_turn("p1")
+    assert (lead.value.reason, lead.value.params) == ("must_lead", {})
+    play(round_, "p1", "9H")
+    refusals = {
+        "9S": ("does_not_beat", {"cards": ["9S"], "top": ["9H"]}),
+        "3S TS": ("not_in_hand", {"cards": ["3S", "TS"], "missing": ["3S"]}),
+        "5S 6D": ("no_combination", {"cards": ["5S", "6D"]}),
+    }
+    for cards, expected in refusals.items():
+        with pytest.raises(IllegalPlayError) as refused:
+            round_.play("p2", c(cards))
+        assert (refused.value.reason, refused.value.params) == expected, cards
+    with pytest.raises(IllegalPlayError) as early:
+        round_.pass_turn("p3")
+    assert early.value.reason == "not_your_turn"
+
+
 @pytest.mark.parametrize("players", [("p1", "p2", "p3", "p4"), ("p1", "p2", "p3")])
 def test_the_holder_of_three_of_spades_leads_a_starting_round_with_it(players: tuple[str, ...]) -> None:
     round_ = round_of(players, leader=None, p2="3S 3C 4D")
