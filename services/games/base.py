@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from services.cards import Card
+from services.errors import Refusal
 
 R = TypeVar("R")  # the game's round (its engine object)
 C = TypeVar("C")  # the game's command type
@@ -24,18 +25,11 @@ C = TypeVar("C")  # the game's command type
 # ---- errors: every game's refusals share these bases, each with a stable ``code`` ----------
 
 
-class GameError(ValueError):
-    """A game refused an input: a rule broken (the base), or one of the kinds below.
-
-    The message is for logs and integrators; ``reason`` (a stable name, finer than ``code``) and ``params`` (JSON
-    values: card codes, seats, numbers) are for the pages, which say it in the player's language."""
+class GameError(Refusal):
+    """A game refused an input: a rule broken (the base), or one of the kinds below (``reason`` and ``params``
+    name it finer, for the pages: ``services.errors``)."""
 
     code: ClassVar[str] = "rule_violation"
-
-    def __init__(self, message: str = "", *, reason: str = "", params: Mapping[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.params = dict(params or {})
 
 
 class NotExpectedError(GameError):

@@ -237,20 +237,27 @@ class RoundCore:
         would change the deal's flow."""
         round_id = round_.id
         if port.payouts(old) is None or (round_.settled_at is None and not dealt_only):
-            raise RecalculationRefusedError(f"round {round_id} is not settled (phase {round_.phase})")
+            raise RecalculationRefusedError(
+                f"round {round_id} is not settled (phase {round_.phase})", reason="not_settled"
+            )
         dealt = len(port.cards(old))
         bad = [index for index in cards if not 0 <= index < dealt]
         if bad:
-            raise RecalculationRefusedError(f"round {round_id}: no dealt card at index {bad[0]} (0–{dealt - 1})")
+            message = f"round {round_id}: no dealt card at index {bad[0]} (0–{dealt - 1})"
+            raise RecalculationRefusedError(
+                message, reason="no_dealt_card", params={"index": bad[0], "last": dealt - 1}
+            )
         codes = {str(index): str(card) for index, card in cards.items()}
         settings = self.round_settings(round_id, round_.settings, port)
         try:
             new = port.replay(corrected(port, list(port.commands(old)), codes), settings)
         except ValueError as error:
-            raise FlowChangedError(f"round {round_id}: the correction changes the deal ({error}); void it") from None
+            message = f"round {round_id}: the correction changes the deal ({error}); void it"
+            raise FlowChangedError(message, reason="flow_changed") from None
         if port.payouts(new) is None or port.flow(new) != port.flow(old):
             raise FlowChangedError(
-                f"round {round_id}: the correction changes who draws, insurance or early settlement; void it"
+                f"round {round_id}: the correction changes who draws, insurance or early settlement; void it",
+                reason="flow_changed",
             )
         return new, codes
 

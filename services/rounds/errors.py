@@ -1,9 +1,10 @@
 """Exceptions of the round service, each with a stable ``code``; the API alone says which HTTP status each answers."""
 
+from services.errors import Refusal
 from services.ledger.errors import LedgerError
 
 
-class RoundError(ValueError):
+class RoundError(Refusal):
     code = "invalid_request"
 
 

@@ -46,20 +46,25 @@ def wanted(service: RoundService, session: Session, round_: Round, card: Card) -
     if table is None or not table.manual_cards:
         raise ManualCardRefusedError(
             f"table {round_.table_id} does not take cards by hand (an operator allows it: manual_cards in the table's "
-            "settings)"
+            "settings)",
+            reason="no_cards_by_hand",
         )
     port = service.game_of(session, round_)
     with service.reading(session, round_) as engine:
         expecting, dealt = port.expecting(engine), tuple(port.cards(engine))
     if not isinstance(expecting, CardWanted):
-        raise ManualCardRefusedError(f"round {round_.id} waits for no card (phase {round_.phase})")
+        raise ManualCardRefusedError(
+            f"round {round_.id} waits for no card (phase {round_.phase})", reason="no_card_wanted"
+        )
     if not expecting.face_up:
         raise ManualCardRefusedError(
             f"round {round_.id} waits for {expecting.text}, dealt face down: entered by hand it would be seen before "
-            "its reveal — void the round instead"
+            "its reveal — void the round instead",
+            reason="face_down_by_hand",
         )
     if card in dealt:
-        raise ManualCardRefusedError(f"card {card} is already dealt in round {round_.id}")
+        message = f"card {card} is already dealt in round {round_.id}"
+        raise ManualCardRefusedError(message, reason="already_dealt", params={"card": str(card)})
     return ManualCard(card, expecting.position, expecting.index, expecting.text)
 
 

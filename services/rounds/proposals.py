@@ -62,7 +62,7 @@ class Proposals:
     def propose_void(self, round_id: str, reason: str, origin: Origin) -> dict[str, Any]:
         """The void of a settled round: every player's result is reversed."""
         if not reason.strip():
-            raise ProposalRefusedError("a void needs a reason")
+            raise ProposalRefusedError("a void needs a reason", reason="reason_needed")
         with self.service.sessions() as session:
             round_ = self._settled(session, round_id)
             result, seen = json.loads(round_.result or "{}"), round_.log_length
@@ -76,9 +76,11 @@ class Proposals:
         """Cards corrected from the video (shoe index → card); refused, naming why, when it would change the deal's
         flow (void the round instead)."""
         if not cards:
-            raise ProposalRefusedError("a correction names at least one card")
+            raise ProposalRefusedError("a correction names at least one card", reason="no_corrected_card")
         if not video_ref.strip():
-            raise ProposalRefusedError("a correction names the video it was read from (video_ref)")
+            raise ProposalRefusedError(
+                "a correction names the video it was read from (video_ref)", reason="video_needed"
+            )
         with self.service.sessions() as session:
             seen = self._settled(session, round_id).log_length
         preview = self.service.preview_correction(round_id, cards)
@@ -89,7 +91,8 @@ class Proposals:
         """A card the shoe could not read, entered by hand as the round's next (``services.rounds.manual``): dealt when
         a second operator approves, if the round still waits for that very card then."""
         if not reason.strip():
-            raise ProposalRefusedError("a card entered by hand needs a reason (why the shoe could not read it)")
+            message = "a card entered by hand needs a reason (why the shoe could not read it)"
+            raise ProposalRefusedError(message, reason="reason_needed")
         with self.service.sessions() as session:
             round_ = stored_round(session, round_id)
             entry, seen = manual.wanted(self.service, session, round_, card), round_.log_length
@@ -105,12 +108,14 @@ class Proposals:
             round_ = session.scalar(select(Round).where(Round.id == round_id).with_for_update())
             assert round_ is not None  # checked settled above; rounds are never deleted
             if round_.log_length != seen:
-                raise ProposalRefusedError(f"round {round_id} changed while the proposal was being made: propose again")
+                message = f"round {round_id} changed while the proposal was being made: propose again"
+                raise ProposalRefusedError(message, reason="round_changed")
             pending = session.scalar(
                 select(Proposal.id).where(Proposal.round_id == round_id, Proposal.status == "pending")
             )
             if pending is not None:
-                raise ProposalRefusedError(f"round {round_id} has proposal #{pending} pending: decide it first")
+                message = f"round {round_id} has proposal #{pending} pending: decide it first"
+                raise ProposalRefusedError(message, reason="proposal_pending", params={"proposal": pending})
             proposal = Proposal(
                 round_id=round_id, action=action, details=json.dumps(details | {"log_length": seen}),
                 preview=json.dumps(preview), status="pending", proposed_by=origin.operator,
@@ -132,7 +137,8 @@ class Proposals:
             self._decide(session, proposal_id, "applied", "", origin)
             if round_.log_length != details["log_length"]:
                 raise ProposalRefusedError(
-                    f"round {round_id} has changed since proposal #{proposal_id} was made: reject it and propose again"
+                    f"round {round_id} has changed since proposal #{proposal_id} was made: reject it and propose again",
+                    reason="round_changed",
                 )
 
         actor = f"#{proposal_id} approved by {origin.operator}"[:64]
@@ -169,7 +175,7 @@ class Proposals:
 
     def reject(self, proposal_id: int, reason: str, origin: Origin) -> dict[str, Any]:
         if not reason.strip():
-            raise ProposalRefusedError("a rejection needs a reason")
+            raise ProposalRefusedError("a rejection needs a reason", reason="reason_needed")
         with self.service.sessions.begin() as session:
             return self._decide(session, proposal_id, "rejected", reason, origin)
 
@@ -199,7 +205,8 @@ class Proposals:
         """Raise unless ``origin`` may decide the proposal; ``approver_since``: when the deciding account was made (an
         account made after the proposal can neither approve nor reject it: no one makes a second self to order)."""
         if proposal.status != "pending":
-            raise ProposalRefusedError(f"proposal #{proposal.id} is {proposal.status} already")
+            message = f"proposal #{proposal.id} is {proposal.status} already"
+            raise ProposalRefusedError(message, reason="already_decided", params={"proposal": proposal.id})
         if proposal.proposed_by == origin.operator:
             raise FourEyesError(f"proposal #{proposal.id} was made by {origin.operator}: another operator decides it")
         if approver_since is not None and aware(approver_since) > aware(proposal.proposed_at):
@@ -235,7 +242,8 @@ class Proposals:
         if round_.phase != "settled":
             raise ProposalRefusedError(
                 f"round {round_id} is {round_.phase}: only a settled round's money needs a second operator"
-                + (" (void an unsettled round directly)" if round_.phase != "void" else "")
+                + (" (void an unsettled round directly)" if round_.phase != "void" else ""),
+                reason="settled_only",
             )
         return round_
 

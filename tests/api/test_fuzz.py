@@ -30,7 +30,8 @@ def fuzzer(studio: Studio, operation: Any) -> Callable[[], None]:
             assert response.status_code < 500, (who, case.method, case.formatted_path, case.body, response.text)
             if response.status_code >= 400:
                 body = response.json()
-                assert set(body) == {"code", "message"} and body["message"], body
+                assert {"code", "message"} <= set(body) <= {"code", "message", "reason", "params"}, body
+                assert body["message"] and (("reason" in body) == ("params" in body)), body  # a reason, with params
 
     return fuzz  # type: ignore[no-any-return]
 

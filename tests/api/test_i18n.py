@@ -30,6 +30,7 @@ LITERAL = re.compile(r'"([a-z]+(?:\.[a-z0-9_]+)+)"')
 FAMILY = re.compile(r'"([a-z_]+(?:\.[a-z0-9_]+)*\.)"\s*\+')
 WORD = re.compile(r'\bword\("([a-z_]+)"')
 REASON = re.compile(r'\breason="(\w+)"(?: if [^\n]*? else "(\w*)")?')
+ALERT = re.compile(r'\b_(?:verify_)?alert\(\s*"(\w+)"')
 SERVICES = PAGES.parents[1]
 VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
@@ -61,6 +62,11 @@ def reasons() -> set[str]:
         for match in REASON.finditer(path.read_text("utf-8")):
             found |= {name for name in match.groups() if name}
     return found
+
+
+def alert_kinds() -> set[str]:
+    """Every kind of alert the controller raises to the dealer console (``self._alert("deck_low", …)``)."""
+    return {kind for path in SERVICES.rglob("*.py") for kind in ALERT.findall(path.read_text("utf-8"))}
 
 
 def used() -> tuple[set[str], set[str]]:
@@ -171,6 +177,7 @@ def test_each_call_fills_the_placeholders_of_its_text() -> None:
         ("staff.", set(staff.ACTIONS)),
         ("role.", {*ROLES, "cli"}),
         ("refusal.reason.", reasons()),
+        ("console.alert.", alert_kinds()),
     ],
 )  # fmt: skip
 def test_each_family_of_keys_the_pages_complete_has_every_member(family: str, members: set[str]) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from tests.api.conftest import Studio, studio  # noqa: F401 (the fixture)
 from tests.api.test_api import card, open_round
 from tests.browser.test_ops_page_in_chromium import served  # noqa: F401 (the fixture)
-from tests.browser.test_pages_in_chromium import browser  # noqa: F401 (the fixture)
+from tests.browser.test_pages_in_chromium import LEGIBILITY, browser  # noqa: F401 (the fixture)
 
 DELAY_MS = 1_500
 # A 4H 5H: Pok 9, suited (2 deng). B 7C 7D draws 7S: tong. C JC JD draws QS: three face cards (J Q K would be a
@@ -82,26 +82,6 @@ def test_the_overlay_holds_each_card_back_by_the_delay_and_names_the_hands_and_r
             "Object.fromEntries([...document.querySelectorAll('.banner')].map((b) => [b.dataset.seat, b.textContent]))"
         )
         assert banners == BANNERS
-
-
-# Each piece of text the overlay shows (outside the roads' bead grids: marks, not words): its size in px, and the
-# background of the nearest element that paints one (its alpha: 1 is opaque).
-LEGIBILITY = """() => {
-  const found = [];
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    const box = node.parentElement;
-    if (!node.data.trim() || box.closest(".road-grid, script, style") || !box.getClientRects().length) continue;
-    let plate = box;
-    while (plate && getComputedStyle(plate).backgroundColor === "rgba(0, 0, 0, 0)") plate = plate.parentElement;
-    const colour = plate ? getComputedStyle(plate).backgroundColor : "none";
-    const alpha = colour.startsWith("rgba") ? Number(colour.split(",")[3].replace(")", "")) : colour === "none" ? 0 : 1;
-    const rect = box.getBoundingClientRect();
-    found.push({ text: node.data.trim(), px: parseFloat(getComputedStyle(box).fontSize), alpha,
-                 left: rect.left, right: rect.right, bottom: rect.bottom });
-  }
-  return found;
-}"""
 
 
 # How many pairs of an element of the first selector and one of the second overlap on the screen.

@@ -45,6 +45,25 @@ new MutationObserver(() => {
 }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
 """
 
+# Each piece of text a page shows (outside the roads' bead grids: marks, not words): its size in px, and the
+# background of the nearest element that paints one (its alpha: 1 is opaque).
+LEGIBILITY = """() => {
+  const found = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const box = node.parentElement;
+    if (!node.data.trim() || box.closest(".road-grid, script, style") || !box.getClientRects().length) continue;
+    let plate = box;
+    while (plate && getComputedStyle(plate).backgroundColor === "rgba(0, 0, 0, 0)") plate = plate.parentElement;
+    const colour = plate ? getComputedStyle(plate).backgroundColor : "none";
+    const alpha = colour.startsWith("rgba") ? Number(colour.split(",")[3].replace(")", "")) : colour === "none" ? 0 : 1;
+    const rect = box.getBoundingClientRect();
+    found.push({ text: node.data.trim(), px: parseFloat(getComputedStyle(box).fontSize), alpha,
+                 left: rect.left, right: rect.right, bottom: rect.bottom });
+  }
+  return found;
+}"""
+
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
@@ -118,7 +137,7 @@ def test_the_dealer_console_logs_in_shows_what_to_deal_hides_the_face_down_card_
     dealer = f"dealer-{uuid.uuid4().hex[:6]}"
     token = live.players.register(dealer, "dealer")
     live.players.assign(table, dealer)
-    page = browser.new_page()
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})  # the console's screen at the table
     page.add_init_script(RECORDER)
     page.goto(f"{live.api_url}/")
     page.get_by_role("link", name="dealer console").click()
@@ -136,7 +155,15 @@ def test_the_dealer_console_logs_in_shows_what_to_deal_hides_the_face_down_card_
     page.wait_for_function("document.querySelector('#phase').textContent === 'betting'", timeout=30_000)
     live.shoes[table].deal("AS")  # a card while betting is open: refused, and the console says so
     alert = page.wait_for_selector("#alerts li[data-kind=refused_card]", timeout=15_000)
-    assert "AS" in alert.inner_text() and "no card is expected" in alert.inner_text()
+    assert alert.query_selector(".card[data-card=AS]") and "no card is expected" in alert.inner_text()
+    assert alert.inner_text().startswith("Card refused: it is not dealt")
+    for _again in range(2):  # the same refusal again: one line, counted
+        live.shoes[table].deal("AS")
+    page.wait_for_selector("#alerts li[data-kind=refused_card][data-count='3']", timeout=15_000)
+    assert "×3" in page.inner_text("#alerts li[data-kind=refused_card]")
+    assert page.locator("#alerts li[data-kind=refused_card]").count() == 1
+    small = [(t["text"], t["px"]) for t in page.evaluate(LEGIBILITY) if t["px"] < 24]
+    assert not small, small  # at 1080p, read from 2 m: nothing under 24 px
     assert int(page.inner_text("#deck").split()[0]) <= 52
     # the controller's status turns offline (as its last will would): the console tells the dealer to stop
     name = live.controller.name

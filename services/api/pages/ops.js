@@ -12,7 +12,7 @@ let current = null; // the round shown in full
 const tableOf = {}; // round id -> table id, for the rounds listed or shown
 let previewed = null; // the corrections the last successful preview was for (JSON), or null
 
-// One call of the operator API; rejects with {code, message, status}.
+// One call of the operator API; rejects with {code, message, reason, params, status}.
 async function api(method, path, body) {
   const headers = { Authorization: "Bearer " + token };
   if (body !== undefined) headers["Content-Type"] = "application/json";
@@ -27,13 +27,22 @@ async function api(method, path, body) {
   if (response.ok) return answer;
   if (response.status === 401) signOut(answer.message);
   throw { code: answer.code || String(response.status), message: answer.message || response.statusText,
-          status: response.status };
+          reason: answer.reason || "", params: answer.params || {}, status: response.status };
 }
 
 function say(text, ok) {
   const node = $("action-message");
-  node.textContent = text;
+  node.replaceChildren(...(typeof text === "string" ? [text] : text));
   node.className = "message " + (ok ? "ok" : "error");
+}
+
+// A refusal as the operator reads it: the sentence in the page's language (``refusalText``); where the pages have
+// no words for its exact reason, the server's own detail under it (English, the round's and proposal's numbers).
+function refused(error) {
+  const nodes = [refusalText(error)];
+  const exact = error.reason && I18N.has("refusal.reason." + error.reason);
+  if (!exact && error.message && error.status) nodes.push(el("small", { class: "detail", lang: "en" }, error.message));
+  return nodes;
 }
 
 function when(iso) {
@@ -243,7 +252,7 @@ function checkNode(roundId, check) {
                   { read, reason: reason.value.trim() });
         await showRound(roundId);
       } catch (error) {
-        message.textContent = error.message;
+        message.replaceChildren(...refused(error));
         message.className = "message error";
       }
     };
@@ -307,8 +316,7 @@ async function preview() {
     $("propose-correction").disabled = false;
   } catch (error) {
     // A correction that changes who draws, insurance or early settlement cannot be recomputed: only a void can.
-    out.replaceChildren(el("div", { class: "refused" }, el("p", {}, error.message),
-      el("p", {}, error.code === "flow_changed" ? t("ops.flow_changed") : "")));
+    out.replaceChildren(el("div", { class: "refused" }, el("p", {}, ...refused(error))));
     out.dataset.state = error.code;
   }
 }
@@ -331,7 +339,7 @@ async function proposeCorrection() {
     say(t("ops.correction_proposed", { id: proposal.id }), true);
     await loadProposals();
   } catch (error) {
-    say(error.message, false);
+    say(refused(error), false);
   }
 }
 
@@ -355,7 +363,7 @@ async function proposeCard() {
     say(t("ops.card_proposed", { id: proposal.id }), true);
     await loadProposals();
   } catch (error) {
-    say(error.message, false);
+    say(refused(error), false);
   }
 }
 
@@ -378,7 +386,7 @@ async function voidRound() {
     }
     await Promise.all([loadRounds(), loadProposals()]);
   } catch (error) {
-    say(error.message, false);
+    say(refused(error), false);
   }
 }
 
@@ -427,7 +435,7 @@ function proposalNode(proposal, decidable) {
         await Promise.all([loadProposals(), loadRounds()]);
         if (current && current.round_id === proposal.round_id) await showRound(proposal.round_id);
       } catch (error) {
-        message.textContent = error.message;
+        message.replaceChildren(...refused(error));
         message.className = "message error";
       }
     };
@@ -469,7 +477,7 @@ function heldDeckNode(report) {
       await api("POST", `/v1/operator/decks/${report.id}/acknowledge`, { note: note.value.trim() });
       await loadDecks();
     } catch (error) {
-      message.textContent = error.message;
+      message.replaceChildren(...refused(error));
       message.className = "message error";
     }
   });
@@ -557,7 +565,7 @@ async function loadUnconfirmed() {
         await api("POST", `/v1/operator/players/${encodeURIComponent(account.id)}/confirm`);
         await Promise.all([loadUnconfirmed(), loadStaffLog()]);
       } catch (error) {
-        message.textContent = error.message;
+        message.replaceChildren(...refused(error));
         message.className = "message error";
       }
     });
@@ -581,7 +589,7 @@ function signOut(message) {
 
 async function route() {
   const match = /round=([^&]+)/.exec(location.hash);
-  if (match) await showRound(decodeURIComponent(match[1])).catch((error) => say(error.message, false));
+  if (match) await showRound(decodeURIComponent(match[1])).catch((error) => say(refused(error), false));
 }
 
 async function signIn(candidate) {
@@ -625,7 +633,7 @@ $("preview").addEventListener("click", preview);
 $("propose-correction").addEventListener("click", proposeCorrection);
 $("void").addEventListener("click", voidRound);
 $("propose-card").addEventListener("click", proposeCard);
-$("staff-details").addEventListener("toggle", () => loadStaffLog().catch((error) => say(error.message, false)));
+$("staff-details").addEventListener("toggle", () => loadStaffLog().catch((error) => say(refused(error), false)));
 window.addEventListener("hashchange", route);
 setInterval(() => {
   if (!token) return;
