@@ -4,13 +4,18 @@ page loads i18n.js before its own scripts; Pok Deng's hands and Mậu Binh's chi
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 import re
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from typing import Any
 
 import pytest
 
+import services
+from services.api.errors import REFUSALS
 from services.api.page_routes import PAGES
 from services.catalog import STUDIO_GAMES
 from services.games.baccarat.port import BACCARAT
@@ -256,3 +261,27 @@ def test_the_games_are_named_in_their_own_terms(lang: str) -> None:
     assert {key: words[key][lang] for key in TERMS[lang]} == TERMS[lang]
     if lang == "vi":
         assert "binh lủng" in words["maubinh.arrange_hint"]["vi"] and "chặt" in words["tienlen.chop"]["vi"]
+
+
+def refusal_codes() -> dict[str, str]:
+    """The code of every refusal the API answers with (each class under ``REFUSALS``), and a class that has it."""
+    for module in pkgutil.walk_packages(services.__path__, "services."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)  # every refusal class defined
+
+    def below(kind: type[Exception]) -> Iterator[type[Exception]]:
+        yield kind
+        for sub in kind.__subclasses__():
+            yield from below(sub)
+
+    return {str(getattr(kind, "code", "")): kind.__qualname__ for root in REFUSALS for kind in below(root)}
+
+
+def test_every_refusal_the_api_answers_has_words_in_every_language() -> None:
+    """A page says any refusal it meets in its reader's language (``refusalText``: the reason's words, else the
+    code's), never the server's English: every code has its sentence (the languages: the test above)."""
+    words = dictionary()
+    codes = refusal_codes()
+    assert len(codes) >= 40 and {"rule_violation", "insufficient_funds", "flow_changed"} <= set(codes)
+    missing = {code: kind for code, kind in codes.items() if f"refusal.{code}" not in words}
+    assert not missing, missing
