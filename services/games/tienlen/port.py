@@ -49,13 +49,16 @@ class RoomSettings:
     unit: int = 100  # minor units per unit of payment
     hold_units: int = 80  # held from each seated player for the round
     seating_ms: int = 20_000
+    # After each sit, while a seat is free, the seats stay open this long from that sit (the seating window starts
+    # again), so a newcomer can still join after quick players; 0: seating ends ``seating_ms`` after the round opens.
+    seated_ms: int = 0
     turn_ms: int = 20_000
     tier: int = 1  # of experience.DEFAULT_TIERS: the ĐKN needed to sit, and the award per round played
     deal: str = "shoe"  # or "online": a committed server shuffle deals (rooms.DEALS)
     rules: TienLenSettings = field(default_factory=TienLenSettings)
 
     def __post_init__(self) -> None:
-        rooms.check_room_settings(self, LARGEST // 1000)
+        rooms.check_room_settings(self, LARGEST // 1000, optional=("seated_ms",))
         if self.tier > len(DEFAULT_TIERS):
             raise GameSettingsError(f"setting tier: expected 1–{len(DEFAULT_TIERS)}, got {self.tier}")
         if self.unit * self.hold_units > LARGEST:
@@ -158,6 +161,8 @@ class TienLen(RoomGame[Room]):
             case Sit(player=player, seat=seat):
                 round_.seats[seat] = player
                 events.append(Seated(seat))
+                if round_.settings.seated_ms and len(round_.seats) == len(SEATS):  # no seat left to hold open
+                    round_.phase = Phase.DEALING
             case CloseSeating():
                 round_.phase = Phase.DEALING if len(round_.seats) >= 2 else Phase.SETTLED  # one player: nothing to play
             case Continue():
@@ -232,6 +237,9 @@ class TienLen(RoomGame[Room]):
     def expecting(self, round_: Room) -> Expecting:
         settings = round_.settings
         if round_.phase == Phase.SEATING:
+            sat = len(round_.seats)
+            if settings.seated_ms and sat:  # open again from each sit (a full room deals at once: ``apply``)
+                return Window("seating", settings.seated_ms, text="players taking seats", serial=sat)
             return Window("seating", settings.seating_ms, text="players taking seats")
         if round_.phase == Phase.DEALING:
             return rooms.next_card(round_.seats, round_.players, len(round_.dealt))

@@ -7,7 +7,7 @@ import pytest
 
 from hardware.sim import shuffled_deck
 from services.cards import Card
-from services.games.base import PUBLIC, NotExpectedError, viewer
+from services.games.base import PUBLIC, GameError, NotExpectedError, Window, viewer
 from services.games.rooms import CloseSeating, Deal, Sit
 from services.games.tienlen.events import Pass
 from services.games.tienlen.port import TIENLEN, Continue, Room
@@ -75,3 +75,26 @@ def test_a_move_made_on_time_out_is_marked_kept_in_the_log_and_shown_until_the_n
     TIENLEN.apply(room, Pass(nxt))  # a move of the player's own: nothing to say any more
     assert "timed_out" not in TIENLEN.view(room, PUBLIC)
     assert "timed_out" not in TIENLEN.command_to_dict(room.commands[-1])
+
+
+def test_seated_ms_holds_the_seats_open_from_each_sit_and_a_full_room_deals_at_once() -> None:
+    """``seated_ms``: before anyone sits, seating lasts ``seating_ms``; each sit opens it again for ``seated_ms``
+    (a new window: the controller restarts its clock), so a newcomer can join after quick players; the fourth sit
+    deals at once. Off (0) by default: seating ends ``seating_ms`` after the round opens, whoever sits."""
+    room = TIENLEN.new_round(TIENLEN.settings({"seated_ms": 10_000}))
+    opening = TIENLEN.expecting(room)
+    assert isinstance(opening, Window) and (opening.kind, opening.ms) == ("seating", 20_000)
+    windows = []
+    for seat, player in (("1", "ana"), ("2", "binh"), ("3", "chai")):
+        TIENLEN.apply(room, Sit(player, seat))
+        window = TIENLEN.expecting(room)
+        assert isinstance(window, Window) and (window.kind, window.ms) == ("seating", 10_000)
+        windows.append(window.serial)
+    assert len(set(windows)) == 3 and room.phase == "seating"  # each sit: a window of its own
+    TIENLEN.apply(room, Sit("dao", "4"))
+    assert room.phase == "dealing"
+    plain = TIENLEN.new_round(TIENLEN.settings({}))
+    TIENLEN.apply(plain, Sit("ana", "1"))
+    assert TIENLEN.expecting(plain) == opening  # off: the same window as at the open
+    with pytest.raises(GameError, match="seated_ms: expected a whole number 0"):
+        TIENLEN.settings({"seated_ms": -1})
