@@ -22,6 +22,7 @@ from sqlalchemy import select
 from services.games.base import CardWanted
 from services.rounds import queries
 from services.rounds.models import Wager
+from services.rounds.returns import HOUSE_SETTINGS
 from services.studio.assembly import RunningStudio, StudioConfig, running_studio
 from tests.browser.test_pages_in_chromium import browser  # noqa: F401 (the fixture)
 from tests.support import wait_until
@@ -293,3 +294,50 @@ def test_the_page_says_how_bets_pay_at_this_table(live: RunningStudio, browser: 
     pays = ana.inner_text("#pays")
     assert "less 2.5 % commission on the win" in pays and "3 at most" in pays and "gives the stake back" in pays
     assert "a Tong or a straight flush 5" in pays
+
+
+# When the result panel shows and hides, with the round it was for (the browser's clock, ms).
+SHOWN = """
+window.shown = [];
+new MutationObserver(() => {
+  const result = document.querySelector("#result");
+  const on = Boolean(result && !result.hidden);
+  const last = window.shown[window.shown.length - 1];
+  if (!last || last.on !== on) window.shown.push({ on, at: Date.now(), round: document.body.dataset.round || "" });
+}).observe(document, { subtree: true, childList: true, attributes: true });
+"""
+
+
+@pytest.fixture
+def paced(mqtt_url: str, tmp_path: Path) -> Iterator[RunningStudio]:
+    """A table at the studio's own result pause (``StudioConfig``'s default) with quick windows and a dealer."""
+    table = f"q{uuid.uuid4().hex[:6]}"
+    windows = {"betting_window_ms": 1_500, "insurance_window_ms": 600, "decision_window_ms": 600}
+    config = StudioConfig(
+        tables=(table,), run_dir=tmp_path, mqtt_url=mqtt_url, table_settings=HOUSE_SETTINGS | windows, dealer_pace=0.05
+    )
+    with running_studio(config) as studio:
+        yield studio
+
+
+def test_a_result_stays_up_long_enough_to_read_on_a_phone(
+    paced: RunningStudio,
+    browser: Any,  # noqa: F811
+) -> None:
+    """At the studio's default pace a round's result stays on the player's page 6–8 s (a person reads it), then the
+    next round opens."""
+    assert paced.config.result_pause_ms == 7_000
+    page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    page.add_init_script(SHOWN)
+    page.goto(f"{paced.api_url}/play/{paced.config.tables[0]}")
+    page.fill("#token", player(paced, "ana", 10_000))
+    page.click("#login button[type=submit]")
+    shown = page.wait_for_function(
+        """() => { const s = window.shown; const on = s.findIndex((x) => x.on);
+                   const off = on >= 0 ? s.findIndex((x, i) => i > on && !x.on) : -1;
+                   return off > 0 ? [s[on], s[off]] : null; }""",
+        timeout=40_000,
+    ).json_value()
+    up = shown[1]["at"] - shown[0]["at"]
+    assert 6_000 <= up <= 8_500, up
+    assert shown[1]["round"] != shown[0]["round"]  # hidden because the next round opened
