@@ -39,6 +39,7 @@ SMOKE: dict[str, tuple[list[str], bool]] = {
     "maubinh": (["--decks", "4", "--passes", "2"], False),
     "tienlen": (["--games", "40"], False),
     "camera": (["--frames", "20"], False),
+    "recorder": (["--seconds", "3"], False),
     "shoe": (["--cards", "40", *_broker()], False),
     "controller": (["--cards", "40", *_broker()], False),
     "sim": (["--rounds", "20", "--seeds", "2"], False),

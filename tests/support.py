@@ -62,3 +62,28 @@ def studio_command(arguments: list[str], cwd: Path, until: str, timeout: float =
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+@contextmanager
+def cdn(folder: Path) -> Iterator[str]:
+    """``folder`` served over HTTP on a free port with CORS open, as a video CDN serves a stream; yields its URL."""
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(SimpleHTTPRequestHandler):
+        def end_headers(self) -> None:
+            self.send_header("Access-Control-Allow-Origin", "*")
+            self.send_header("Cache-Control", "no-cache")
+            super().end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)

@@ -47,6 +47,7 @@ BAD = [
     (["shoe", "--table", "T1", "--device", "sim://serial", "--broker", "http://x"], "invalid MQTT URL 'http://x'"),
     (["shoe", "--table", "T1", "--device", "sim://serial?interval=-1", "--broker", NOBODY], "interval must be within"),
     (["shoe", "--table", "T1", "--device", "usb://x", "--broker", NOBODY], "unknown device usb://x"),
+    (["record", "--table", "T1", "--device", "usb://x", "--out", "{tmp}/rec"], "unknown device usb://x"),
     (["shoe", "--table", "T1", "--device", "sim://serial", "--fps", "0"], "expected a whole number ≥ 1, got 0"),
     (
         ["shoe", "--table", "T1", "--device", "sim://serial", "--outbox", "/nonexistent/dir/o", "--broker", NOBODY],

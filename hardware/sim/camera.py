@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from hardware.codes import DECK
 from hardware.sim.glyphs import draw_rank
+from hardware.sim.serial_shoe import shuffled_deck
 
 Image = NDArray[Any]  # what OpenCV hands back: its stubs type every array loosely
 CARD_W, CARD_H = 250, 350  # the flat face, in pixels (63 × 88 mm at ~4 px/mm)
@@ -280,3 +281,16 @@ class SyntheticCamera:
 
     def release(self) -> None:
         self._open = False
+
+
+def deal_forever(camera: SyntheticCamera, seed: int, interval: float, stop: threading.Event) -> None:
+    """Deal shuffled decks onto ``camera`` one card every ``interval`` seconds, sweeping the table when it is full."""
+    deck_number = 0
+    while not stop.is_set():
+        for index, code in enumerate(shuffled_deck(seed + deck_number)):
+            if stop.wait(interval):
+                return
+            if index % camera.places == 0:
+                camera.clear()  # the dealer sweeps the table
+            camera.deal(code)
+        deck_number += 1

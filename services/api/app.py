@@ -10,6 +10,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
@@ -25,6 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
 from services.api import api_docs, operator_routes, page_routes, player_routes, refusals
+from services.api import recordings as recordings_routes
 from services.api.actions import action_routes, shared_bodies
 from services.api.consoles import ViewRelay
 from services.api.deps import Services
@@ -60,6 +62,7 @@ def create_app(
     relay: ViewRelay | None = None,
     wallet: WalletConfig | None = None,
     games: Catalog = STUDIO_GAMES,
+    recordings: Path | None = None,
 ) -> FastAPI:
     """The API on ``database``; ``threads`` endpoints run at once (match it to the connection pool).
 
@@ -67,7 +70,8 @@ def create_app(
     ``relay`` relays the controllers' round views from the broker: the public state streams and the dealer
     console read it. Without it the console feed is unavailable and the public state is read from the
     database, once per watched table every ``STREAM_POLL_S`` whatever its number of viewers. ``games``: the games
-    its tables may run (the studio's own by default).
+    its tables may run (the studio's own by default). ``recordings``: the folder ``studio record`` writes each table's
+    camera under (``ROOT/{table}/index.m3u8``), served to operators (``services.api.recordings``).
     """
     sessions = session_factory(database)
     rounds = RoundService(sessions, clock, games=games)
@@ -121,6 +125,8 @@ def create_app(
     _with_components(app, shared_bodies(games))
     app.include_router(player_routes.public)
     app.include_router(operator_routes.router)
+    app.state.recordings = recordings
+    app.include_router(recordings_routes.router)
     app.include_router(page_routes.dealer)
     app.include_router(page_routes.pages)
     app.mount("/static", StaticFiles(directory=page_routes.PAGES), name="static")

@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from services.cli.arguments import add_database_options, open_database, port, table_ids
@@ -26,6 +27,10 @@ def register(commands: Any) -> None:
         "--trusted-proxy", default="", metavar="IPS",
         help="the reverse proxies (comma-separated addresses) whose X-Forwarded-For names the client; by default "
         "none: the address recorded for each request (proposals, the staff log) is the connection's own",
+    )  # fmt: skip
+    api.add_argument(
+        "--recordings", type=Path, default=None, metavar="DIR",
+        help="the folder `studio record` writes each table's camera under (DIR/TABLE/index.m3u8): served to operators",
     )  # fmt: skip
     add_database_options(api)
     api.set_defaults(run=run_api)
@@ -70,9 +75,10 @@ def run_api(args: argparse.Namespace) -> int:
     except BrokerNotFoundError:
         # no broker: the controller still sees API changes at its next re-read (within a second);
         # the dealer console feed answers 503 until the API runs beside a broker
-        app = create_app(engine, wallet=wallet)
+        app = create_app(engine, wallet=wallet, recordings=args.recordings)
     else:
-        app = create_app(engine, notify=RoundNotifier(url), relay=ViewRelay(url), wallet=wallet)
+        relay = ViewRelay(url)
+        app = create_app(engine, notify=RoundNotifier(url), relay=relay, wallet=wallet, recordings=args.recordings)
     serve(app, args.host, args.port, args.trusted_proxy)
     return 0
 

@@ -26,6 +26,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "shoe-key": ("shoe", "make a shoe's signing key (the controller deals only what it signs)"),
     "broker": ("shoe", "run the embedded MQTT broker (amqtt) on a free or given port"),
     "cards": ("cards", "camera card recognition: calibrate, recognize, generated deck"),
+    "record": ("record", "record a table's camera as HLS: H.264 segments dated by wall time and studio timecode"),
     "controller": ("controller", "run the round controller for some tables"),
     "ops": ("ops", "operator tools: list rounds, show a round in full (log, shoe journal, wagers, money)"),
     "wallet": ("wallet", "the operator's wallet: reconcile the studio's mirror with its answers, send the outbox"),

@@ -33,6 +33,10 @@ def register(commands: Any) -> None:
     )  # fmt: skip
     parser.add_argument("--run-dir", type=Path, default=Path(".studio"), help="database, outboxes, broker URL")
     parser.add_argument("--api-port", type=port, default=8000, help="0: any free port")
+    parser.add_argument(
+        "--recordings", type=Path, default=None, metavar="DIR",
+        help="the folder `studio record --out DIR/TABLE` writes each table's camera under: served to operators",
+    )  # fmt: skip
     parser.set_defaults(run=run_up)
 
 
@@ -86,7 +90,7 @@ def run_up(args: argparse.Namespace) -> int:
     config = StudioConfig(
         tables=tuple(args.tables), run_dir=args.run_dir, database_url=os.environ.get("STUDIO_DATABASE_URL"),
         mqtt_url=os.environ.get("STUDIO_MQTT_URL"), api_port=args.api_port, table_settings=HOUSE_SETTINGS,
-        coup_tables=coups,
+        coup_tables=coups, recordings=args.recordings,
     )  # fmt: skip
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):

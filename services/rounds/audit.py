@@ -119,6 +119,10 @@ def round_audit(service: RoundService, round_id: str) -> dict[str, Any]:
                 shown = _public_cards(port, engine)
             cards = _cards(port.cards(engine), port.positions(engine), shown)
         log = _log(session, round_id, round_.log_length, shown)
+        dealt = [entry["at"] for entry in log if "card" in entry["command"]]  # each game's deal names its card
+        if len(dealt) == len(cards):  # when each card was dealt: where its moment is in the table camera's recording
+            for card, at in zip(cards, dealt, strict=True):
+                card["at"] = at
         stakes = service.adapter_of(session, round_).stakes(session, round_)
         template = session.scalar(select(GameTable.video_url_template).where(GameTable.id == round_.table_id)) or ""
         shoe = _shoe(session, round_id, shown)

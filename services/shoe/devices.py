@@ -28,7 +28,7 @@ from hardware.camera.device import Capture, Reads
 from hardware.camera.learned import load_reader
 from hardware.serial_shoe import DIALECTS, DriverEvent, SerialShoe
 from hardware.sim import Faults, VirtualShoe, shuffled_deck
-from hardware.sim.camera import SyntheticCamera, calibration_photos
+from hardware.sim.camera import SyntheticCamera, calibration_photos, deal_forever
 from services.shoe.daemon import Device
 from services.shoe.errors import ShoeError
 
@@ -98,18 +98,9 @@ def _camera(url: str, parts: SplitResult, query: dict[str, str]) -> Device:
     camera = SyntheticCamera(seed=seed)
 
     def events(stop: threading.Event) -> Iterator[DriverEvent | CardSeen]:
-        def deal_forever() -> None:
-            deck_number = 0
-            while not stop.is_set():
-                for index, code in enumerate(shuffled_deck(seed + deck_number)):
-                    if stop.wait(interval):
-                        return
-                    if index % camera.places == 0:
-                        camera.clear()  # the dealer sweeps the table
-                    camera.deal(code)
-                deck_number += 1
-
-        dealer = threading.Thread(target=deal_forever, name="sim-camera-dealer", daemon=True)
+        dealer = threading.Thread(
+            target=deal_forever, args=(camera, seed, interval, stop), name="sim-camera-dealer", daemon=True
+        )
         dealer.start()
         try:
             yield from CameraReader(lambda: camera, reader, confirm, name=url).events(stop)

@@ -65,6 +65,7 @@ class StudioConfig:
     # the house's coup tables, dealt from a shoe: (table, game) with game baccarat or dragontiger
     coup_tables: tuple[tuple[str, str], ...] = ()
     coup_settings: dict[str, dict[str, Any]] = field(default_factory=dict)  # game -> its tables' settings
+    recordings: Path | None = None  # the tables' camera recordings (``studio record --out DIR/TABLE``), for operators
 
     @property
     def shoe_tables(self) -> tuple[str, ...]:
@@ -157,6 +158,7 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
                     engine,
                     notify=stack.enter_context(contextlib.closing(RoundNotifier(role_url(url, "api")))),
                     relay=stack.enter_context(contextlib.closing(ViewRelay(role_url(url, "api")))),
+                    recordings=config.recordings,
                 ),
                 host=config.api_host,
                 port=config.api_port,

@@ -30,18 +30,21 @@ from tests.support import wait_until
 SHOTS = os.environ.get("STUDIO_SCREENSHOTS")  # a folder: the test saves the page there (README's screenshots)
 
 
-@pytest.fixture
-def served(database: Engine) -> Iterator[str]:
-    """The API with its pages under uvicorn on a free port, on the test's database."""
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(database), host="127.0.0.1", port=free_port(), log_level="warning")
-    )
+def serving(app: Any) -> Iterator[str]:
+    """``app`` under uvicorn on a free port while the generator runs; yields its URL."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     wait_until(lambda: server.started, 15, "uvicorn")
     yield f"http://127.0.0.1:{server.config.port}"
     server.should_exit = True
     thread.join(timeout=10)
+
+
+@pytest.fixture
+def served(database: Engine) -> Iterator[str]:
+    """The API with its pages under uvicorn on a free port, on the test's database."""
+    yield from serving(create_app(database))
 
 
 def signed_in(browser: Any, url: str, token: str) -> Any:  # noqa: F811

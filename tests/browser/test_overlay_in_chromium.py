@@ -5,12 +5,16 @@ the API serves the page under uvicorn on a real database, and the test deals a k
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from tests.api.conftest import Studio, studio  # noqa: F401 (the fixture)
 from tests.api.test_api import card, open_round
+from tests.api.test_recordings import streamed
 from tests.browser.test_ops_page_in_chromium import served  # noqa: F401 (the fixture)
 from tests.browser.test_pages_in_chromium import LEGIBILITY, browser  # noqa: F401 (the fixture)
+from tests.support import cdn
 
 DELAY_MS = 1_500
 # A 4H 5H: Pok 9, suited (2 deng). B 7C 7D draws 7S: tong. C JC JD draws QS: three face cards (J Q K would be a
@@ -123,3 +127,40 @@ def test_the_overlay_reads_at_1080p_on_opaque_plates_in_either_layout(
         if layout == "corner":
             assert min(t["left"] for t in texts) >= 1920 * 0.45, [(t["text"], t["left"]) for t in texts]
         page.close()
+
+
+def test_the_overlay_follows_an_hls_streams_own_time_when_the_table_has_one(
+    browser: Any,  # noqa: F811
+    studio: Studio,  # noqa: F811
+    served: str,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A table whose stream is HLS with dated segments: the overlay holds the data back by a viewer's lag (the live
+    edge's age plus three target durations), read from the playlist again as it grows; ?delay_ms= still wins."""
+    edge_age_s, target_s = 1.5, 2
+
+    def write_playlist() -> None:
+        end = datetime.now(UTC) - timedelta(seconds=edge_age_s)
+        lines = ["#EXTM3U", "#EXT-X-VERSION:3", f"#EXT-X-TARGETDURATION:{target_s}", "#EXT-X-MEDIA-SEQUENCE:7"]
+        for n in range(3):
+            start = end - timedelta(seconds=target_s * (3 - n))
+            lines += [f"#EXT-X-PROGRAM-DATE-TIME:{start.isoformat(timespec='milliseconds').replace('+00:00', 'Z')}",
+                      f"#EXTINF:{target_s:.3f},", f"seg-{7 + n:08d}.ts"]  # fmt: skip
+        (tmp_path / "index.m3u8").write_text("\n".join(lines) + "\n")
+
+    write_playlist()
+    written = time.time()
+    with cdn(tmp_path) as url:
+        streamed(studio, f"{url}/index.m3u8")
+        followed, fixed = overlay(browser, served), overlay(browser, served, "?delay_ms=250")
+        assert followed.evaluate("document.body.dataset.delaySource") == "stream"
+        read_by = time.time()
+        expected = (edge_age_s + 3 * target_s) * 1000  # when written; the playlist ages until the overlay reads it
+        lag = int(followed.evaluate("document.body.dataset.delay"))
+        assert expected - 300 <= lag <= expected + (read_by - written) * 1000 + 300, lag
+        assert (fixed.evaluate("document.body.dataset.delaySource"), fixed.evaluate("document.body.dataset.delay")) == (
+            "url", "250",
+        )  # fmt: skip
+        edge_age_s = 6.0  # the stream falls behind: the overlay follows at its next reading (every 4 s)
+        write_playlist()
+        followed.wait_for_function("Number(document.body.dataset.delay) >= 11_500", timeout=10_000)

@@ -163,7 +163,9 @@ async function showRound(roundId) {
 
   const correctable = record.state === "settled" || record.state === "corrected";
   $("d-cards").replaceChildren(...record.cards.map((card) => row(
-    String(card.index), card.position || "", card.card === null ? cardNode(null) : cardNode(card.card),
+    String(card.index), card.position || "",
+    el("span", {}, card.card === null ? cardNode(null) : cardNode(card.card), " ",
+       card.at ? momentButton(record.table_id, card.at) : ""),
     correctable ? el("input", { "data-index": String(card.index), maxlength: "2", "aria-label":
                                 t("ops.card_input", { index: card.index }) }) : "")));
   for (const input of document.querySelectorAll("#d-cards input")) {
@@ -186,8 +188,8 @@ async function showRound(roundId) {
       + (entry.reason ? " — " + entry.reason : ""),
     entry.source, entry.confidence === null ? "" : I18N.number(entry.confidence, 3),
     evidenceNode(entry),
-    entry.video_url ? el("a", { href: entry.video_url, target: "_blank", rel: "noopener" }, entry.video_tc)
-                    : entry.video_tc)));
+    el("span", {}, entry.video_url ? el("a", { href: entry.video_url, target: "_blank", rel: "noopener" }, entry.video_tc)
+                                   : entry.video_tc, " ", momentButton(record.table_id, entry.received_at)))));
   $("d-wagers").replaceChildren(...record.wagers.map((wager) => row(
     wager.player, word("side", wager.side), wager.seat, money(wager.stake, currency),
     wager.net === null ? "" : record.state === "void"
@@ -211,6 +213,37 @@ async function showRound(roundId) {
     el("li", {}, `${when(entry.at)} · ${entry.actor} · ${JSON.stringify(entry.command)}`)));
   for (const tr of document.querySelectorAll("#rounds tr")) {
     tr.classList.toggle("chosen", tr.dataset.round === record.round_id);
+  }
+}
+
+// ---- the table camera's recording (``studio record``), played at a card's moment ----
+
+let recording = null; // the hls.js player of the recording shown
+
+// ▶ beside a card dealt or journaled ``at``: the table camera's recording at that moment.
+function momentButton(table, at) {
+  const button = el("button", { type: "button", class: "moment", "data-moment": at, title: t("ops.play_moment"),
+                                "aria-label": t("ops.play_moment") }, "▶");
+  button.addEventListener("click", () => playMoment(table, at));
+  return button;
+}
+
+// Plays the table's recording from a little before ``at``, above the cards; a correction proposed now carries the
+// clip's reference (unless one was typed).
+async function playMoment(table, at) {
+  try {
+    const found = await api("GET", `/v1/operator/tables/${encodeURIComponent(table)}/recording?at=`
+                            + encodeURIComponent(at));
+    $("d-player").hidden = false;
+    if (recording) recording.destroy();
+    const video = $("recording");
+    video.dataset.position = String(found.position_s);
+    recording = await playStream(video, found.playlist, { headers: { Authorization: "Bearer " + token },
+                                                          start: found.position_s });
+    $("recording-at").textContent = t("ops.recording_at", { time: when(at), timecode: found.timecode });
+    if (!$("video-ref").value.trim()) $("video-ref").value = found.clip;
+  } catch (error) {
+    say(refused(error), false);
   }
 }
 

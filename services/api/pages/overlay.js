@@ -1,5 +1,6 @@
 // The streaming overlay: the public feed only (the banker's face-down card arrives as null until its reveal),
-// held back by the table's delay so that a card shows when the viewer sees it dealt on the video. It speaks its
+// held back so that a card shows when the viewer sees it dealt on the video: by ?delay_ms=, else by the table's HLS
+// stream's own lag (its playlist's dates), else by the table's fixed delay. It speaks its
 // table's language (``display.language``) unless ?lang= names one. A coup game's (baccarat, Dragon Tiger) shows its
 // sides, one banner for the winner, and the shoe's counts, Bead Plate and Big Road.
 "use strict";
@@ -12,7 +13,9 @@ const LABELS = { betting: "overlay.phase.betting", dealing: "overlay.phase.deali
                  verifying: "overlay.phase.verifying" };
 // Pok Deng's hand ranks (``services.games.pokdeng.hands``: 1 is best) as the game names them (i18n.json keys).
 const HAND_RANKS = { 2: "pokdeng.rank.2", 3: "pokdeng.rank.3", 4: "pokdeng.rank.4", 5: "pokdeng.rank.5" };
-let delay = 0; // ms every change is held back (the table's overlay_delay_ms, or ?delay_ms=)
+let delay = 0; // ms every change is held back: ?delay_ms=, else the stream's own (``followStream``), else the table's
+const MAX_DELAY_MS = 30_000;
+const LIVE_SEGMENTS = 3; // a viewer's HLS player plays this many target durations behind the live edge (hls.js)
 let about = {}; // the table: its game, and for a coup game its two sides (``page.sides``)
 let view = {};
 const pending = []; // [{due, value}] in arrival order
@@ -112,6 +115,37 @@ function release() {
   document.getElementById("timer").textContent = secondsLeft(view, Date.now() - delay);
 }
 
+// How far behind now a viewer of the HLS stream at ``url`` sees the table: its playlist dates its segments
+// (#EXT-X-PROGRAM-DATE-TIME), the live edge is the end of its last segment, and a player plays LIVE_SEGMENTS target
+// durations behind that. null when the stream says nothing of its time (then the table's fixed delay holds).
+async function streamLag(url) {
+  const read = (address) => fetch(address, { cache: "no-store" }).then((r) => (r.ok ? r.text() : "")).catch(() => "");
+  let text = await read(url);
+  const variant = text.split(/\r?\n/).find((line, i, lines) => i > 0 && lines[i - 1].startsWith("#EXT-X-STREAM-INF"));
+  if (variant) text = await read(new URL(variant, new URL(url, location.href)).href); // a master: its first rendition
+  const target = Number((text.match(/#EXT-X-TARGETDURATION:([\d.]+)/) || [])[1] || 0);
+  let clock = null; // the wall time (ms) where the next segment starts
+  for (const line of text.split(/\r?\n/)) {
+    if (line.startsWith("#EXT-X-PROGRAM-DATE-TIME:")) clock = Date.parse(line.slice(25));
+    else if (line.startsWith("#EXTINF:") && clock !== null) clock += parseFloat(line.slice(8)) * 1000;
+  }
+  if (clock === null || Number.isNaN(clock) || !target) return null;
+  return Math.round(Date.now() - clock + LIVE_SEGMENTS * target * 1000);
+}
+
+// Follows the table's HLS stream: the delay is the viewers' lag, read again every few seconds.
+async function followStream(url) {
+  const lag = await streamLag(url);
+  if (lag === null) return false;
+  const update = (ms) => {
+    delay = Math.min(Math.max(ms, 0), MAX_DELAY_MS);
+    document.body.dataset.delay = String(delay);
+  };
+  update(lag);
+  setInterval(async () => { const again = await streamLag(url); if (again !== null) update(again); }, 4_000);
+  return true;
+}
+
 const LAYOUTS = ["bar", "corner"]; // ?layout=: a bar along the bottom (the default), or a column at the bottom right
 
 async function start() {
@@ -123,7 +157,16 @@ async function start() {
   const display = about.display || {};
   I18N.prefer(display.language);
   document.body.dataset.language = I18N.lang;
-  delay = asked !== null && /^\d{1,5}$/.test(asked) ? Number(asked) : display.overlay_delay_ms || 0;
+  const stream = (about.page || {}).stream_url || "";
+  if (asked !== null && /^\d{1,5}$/.test(asked)) {
+    delay = Number(asked);
+    document.body.dataset.delaySource = "url";
+  } else if (stream && isHls(stream) && await followStream(stream)) {
+    document.body.dataset.delaySource = "stream";
+  } else {
+    delay = display.overlay_delay_ms || 0;
+    document.body.dataset.delaySource = "table";
+  }
   document.body.dataset.delay = String(delay);
   follow(`/v1/tables/${encodeURIComponent(table)}/state/stream`, {},
     (value) => { pending.push({ due: Date.now() + delay, value }); release(); },

@@ -373,7 +373,7 @@ async function init() {
   $("pays").querySelector("ul").replaceChildren(
     ...[win, t("play.pays.lose"), t("play.pays.tie"), t("play.pays.deng")].map((line) => el("li", {}, line)));
   if (info.page.stream_url) {
-    $("video").src = info.page.stream_url;
+    playStream($("video"), info.page.stream_url);
     $("video").hidden = false;
     $("placeholder").hidden = true;
   }

@@ -141,6 +141,46 @@ async function postJSON(path, body, token, key = null, onRetry = () => {}) {
   }
 }
 
+// ---- video: a table's stream, a staff recording ----------------------------------------------------------------
+
+let hlsScript = null; // hls.js (vendor/hls.light.min.js, Apache-2.0), loaded the first time a page plays HLS
+
+function loadHls() {
+  if (window.Hls) return Promise.resolve(window.Hls);
+  hlsScript = hlsScript || new Promise((resolve, reject) => {
+    const script = el("script", { src: "/static/vendor/hls.light.min.js" });
+    script.addEventListener("load", () => resolve(window.Hls));
+    script.addEventListener("error", reject);
+    document.head.append(script);
+  });
+  return hlsScript;
+}
+
+const isHls = (url) => new URL(url, location.href).pathname.endsWith(".m3u8");
+
+// Plays ``url`` in ``video``: an HLS stream (.m3u8, the studios' norm) through hls.js where the browser has Media
+// Source Extensions, else the browser's own HLS; any other URL as the video's source. ``headers`` go with each
+// request (a recording needs the operator's token); ``start``: seconds into the stream (-1: the live edge). Resolves
+// to the hls.js player (null without it).
+async function playStream(video, url, { headers = {}, start = -1 } = {}) {
+  if (!isHls(url)) {
+    video.src = url;
+    return null;
+  }
+  const Hls = await loadHls().catch(() => null);
+  if (Hls && Hls.isSupported()) {
+    const hls = new Hls({ startPosition: start, xhrSetup: (xhr) => {
+      for (const [name, value] of Object.entries(headers)) xhr.setRequestHeader(name, value);
+    } });
+    hls.loadSource(url);
+    hls.attachMedia(video);
+    return hls;
+  }
+  video.src = url; // Safari: HLS of its own (a recording's token cannot go with it there)
+  if (start >= 0) video.addEventListener("loadedmetadata", () => { video.currentTime = start; }, { once: true });
+  return null;
+}
+
 // Amounts in minor units as the table's currency, written as the page's language writes them.
 function moneyFormat(currency) {
   const money = new Intl.NumberFormat(I18N.locale, { style: "currency", currency });

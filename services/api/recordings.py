@@ -1,0 +1,81 @@
+"""The table camera's recordings, for the operator's page: ``studio record`` writes each table's camera as HLS under
+one folder (``ROOT/{table}/index.m3u8`` and its segments), and the API given that folder (``studio api --recordings
+ROOT``) serves them to operators only (surveillance video: never public) and finds the moment of a card in them.
+
+The playlist dates each segment (``#EXT-X-PROGRAM-DATE-TIME``), so a moment (a card's arrival) is a segment and an
+offset into it; the operator's page plays the recording from there (hls.js, the token on every request) beside the
+card's crop and raw bytes, and a correction proposed while watching carries the clip's reference.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi import Path as PathParam
+from fastapi.responses import FileResponse
+
+from services.api.deps import CurrentOperator
+from services.recorder.playlist import RecorderError, locate, read_playlist
+from services.rounds.errors import NotFoundError, RoundError
+
+router = APIRouter(prefix="/v1/operator/tables", tags=["operator"])
+TableId = Annotated[str, PathParam(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
+FILES = re.compile(r"index\.m3u8|seg-\d{8}\.ts")  # what ``studio record`` writes, and nothing else is served
+PLAYLIST = "index.m3u8"
+PRE_ROLL = timedelta(seconds=2)  # a moment plays from a little before it: the dealer's hand coming in
+
+
+def folder(request: Request, table_id: str) -> Path:
+    root: Path | None = request.app.state.recordings
+    if root is None:
+        raise NotFoundError("this API serves no recordings (start it with --recordings DIR)", reason="no_recordings")
+    return root / table_id
+
+
+@router.get("/{table_id}/recording", summary="Where a moment of the table's recording plays")
+def moment(
+    table_id: TableId, at: Annotated[datetime, Query()], _operator: CurrentOperator, request: Request
+) -> dict[str, Any]:
+    """The recording that holds ``at`` (ISO 8601 with its zone: a card's ``received_at``), from a little before it:
+    the playlist to load, the position in seconds from its start, and the clip's reference for a correction."""
+    if at.tzinfo is None:
+        raise RoundError(f"at={at.isoformat()} names no time zone: give one (…Z or +07:00)", reason="no_zone")
+    path = folder(request, table_id) / PLAYLIST
+    if not path.is_file():
+        raise NotFoundError(f"table {table_id} has no recording", reason="not_recorded")
+    try:
+        segments = read_playlist(path)
+    except RecorderError as error:
+        raise NotFoundError(f"table {table_id}'s recording cannot be read: {error}", reason="not_recorded") from None
+    found = locate(segments, at - PRE_ROLL) or locate(segments, at)
+    if found is None:
+        kept = f"{segments[0].start.isoformat()} – {segments[-1].start.isoformat()}" if segments else "nothing"
+        raise NotFoundError(f"table {table_id}'s recording does not hold {at.isoformat()} (it holds {kept})",
+                            reason="not_recorded")  # fmt: skip
+    segment, offset = found
+    before = sum(each.duration for each in segments[: segments.index(segment)])
+    return {
+        "playlist": f"/v1/operator/tables/{table_id}/recording/{PLAYLIST}",
+        "position_s": round(before + offset, 3),
+        "segment": segment.uri,
+        "timecode": segment.timecode,
+        "clip": f"recording:{table_id}@{at.isoformat()}",
+    }
+
+
+@router.get("/{table_id}/recording/{name}", summary="A file of the recording (HLS)", response_class=FileResponse)
+def recording_file(table_id: TableId, name: str, _operator: CurrentOperator, request: Request) -> FileResponse:
+    """The playlist (``index.m3u8``) or one of its segments (``seg-NNNNNNNN.ts``), as ``studio record`` wrote them."""
+    path = folder(request, table_id) / name
+    if not FILES.fullmatch(name) or not path.is_file():
+        raise NotFoundError(f"table {table_id}'s recording has no file {name!r}", reason="not_recorded")
+    playlist = name == PLAYLIST
+    return FileResponse(
+        path,
+        media_type="application/vnd.apple.mpegurl" if playlist else "video/mp2t",
+        headers={"Cache-Control": "no-cache" if playlist else "private, max-age=86400"},
+    )
