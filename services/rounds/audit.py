@@ -119,10 +119,6 @@ def round_audit(service: RoundService, round_id: str) -> dict[str, Any]:
                 shown = _public_cards(port, engine)
             cards = _cards(port.cards(engine), port.positions(engine), shown)
         log = _log(session, round_id, round_.log_length, shown)
-        dealt = [entry["at"] for entry in log if "card" in entry["command"]]  # each game's deal names its card
-        if len(dealt) == len(cards):  # when each card was dealt: where its moment is in the table camera's recording
-            for card, at in zip(cards, dealt, strict=True):
-                card["at"] = at
         stakes = service.adapter_of(session, round_).stakes(session, round_)
         template = session.scalar(select(GameTable.video_url_template).where(GameTable.id == round_.table_id)) or ""
         shoe = _shoe(session, round_id, shown)
@@ -137,6 +133,7 @@ def round_audit(service: RoundService, round_id: str) -> dict[str, Any]:
             ),
             "result": json.loads(round_.result) if round_.result else None,
             "cards": cards,
+            "dealt_at": _dealt_at(log, len(cards)),
             "log": log,
             "shoe": shoe,
             "wagers": stakes,  # the game's own (its adapter's ``stakes``)
@@ -188,6 +185,13 @@ def _cards(dealt: list[Card], positions: list[str | None], shown: set[str] | Non
         else {"index": index, "card": None, "position": None}
         for index, (card, position) in enumerate(zip(dealt, positions, strict=True))
     ]
+
+
+def _dealt_at(log: list[dict[str, Any]], count: int) -> list[str]:
+    """When each card was dealt, by its index in ``cards`` (each game's deal command names its card): where its
+    moment is in the table camera's recording. Empty when the log's deals and the cards do not line up."""
+    dealt = [entry["at"] for entry in log if "card" in entry["command"]]
+    return dealt if len(dealt) == count else []
 
 
 def _log(session: Session, round_id: str, length: int, shown: set[str] | None) -> list[dict[str, Any]]:

@@ -162,10 +162,11 @@ async function showRound(roundId) {
   $("d-hands").replaceChildren(handsNode({ hands, result: record.result }));
 
   const correctable = record.state === "settled" || record.state === "corrected";
+  const dealtAt = record.dealt_at || [];
   $("d-cards").replaceChildren(...record.cards.map((card) => row(
     String(card.index), card.position || "",
     el("span", {}, card.card === null ? cardNode(null) : cardNode(card.card), " ",
-       card.at ? momentButton(record.table_id, card.at) : ""),
+       dealtAt[card.index] ? momentButton(record.table_id, dealtAt[card.index]) : ""),
     correctable ? el("input", { "data-index": String(card.index), maxlength: "2", "aria-label":
                                 t("ops.card_input", { index: card.index }) }) : "")));
   for (const input of document.querySelectorAll("#d-cards input")) {
