@@ -23,7 +23,7 @@ from services.recorder.playlist import RecorderError, locate, read_playlist
 from services.rounds.errors import NotFoundError, RoundError
 
 router = APIRouter(prefix="/v1/operator/tables", tags=["operator"])
-TableId = Annotated[str, PathParam(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
+TableId = Annotated[str, PathParam(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]  # a table id, as ``studio record`` takes
 FILES = re.compile(r"index\.m3u8|seg-\d{8}\.ts")  # what ``studio record`` writes, and nothing else is served
 PLAYLIST = "index.m3u8"
 PRE_ROLL = timedelta(seconds=2)  # a moment plays from a little before it: the dealer's hand coming in
@@ -33,6 +33,8 @@ def folder(request: Request, table_id: str) -> Path:
     root: Path | None = request.app.state.recordings
     if root is None:
         raise NotFoundError("this API serves no recordings (start it with --recordings DIR)", reason="no_recordings")
+    if table_id.strip(".") == "":  # "." and "..": no table, and not a way out of the folder
+        raise NotFoundError(f"no table {table_id!r}", reason="not_recorded")
     return root / table_id
 
 
@@ -51,7 +53,10 @@ def moment(
         segments = read_playlist(path)
     except RecorderError as error:
         raise NotFoundError(f"table {table_id}'s recording cannot be read: {error}", reason="not_recorded") from None
-    found = locate(segments, at - PRE_ROLL) or locate(segments, at)
+    try:
+        found = locate(segments, at - PRE_ROLL) or locate(segments, at)
+    except OverflowError:  # a moment at the edge of the calendar: in no recording
+        found = None
     if found is None:
         kept = f"{segments[0].start.isoformat()} – {segments[-1].start.isoformat()}" if segments else "nothing"
         raise NotFoundError(f"table {table_id}'s recording does not hold {at.isoformat()} (it holds {kept})",

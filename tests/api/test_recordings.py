@@ -92,3 +92,24 @@ def test_the_recording_is_refused_clearly_outside_it_without_it_and_to_anyone_bu
         assert refused.status_code == 404, name
     other = studio.client.get("/v1/operator/tables/t2/recording", params=moment, headers=studio.auth("op"))
     assert (other.status_code, other.json()["reason"]) == (404, "not_recorded")
+
+
+def test_a_table_id_with_dots_is_served_and_no_id_leads_out_of_the_folder(studio: Studio, tmp_path: Path) -> None:
+    """Table ids take dots (``t.1``), as the API and ``studio record`` do; "." and ".." name no table; a moment at the
+    calendar's edge is in no recording (not a server error)."""
+    start = studio.clock.now() - timedelta(seconds=3)
+    record(tmp_path / "t.1", start, 2)
+    (tmp_path / "index.m3u8").write_text("#EXTM3U\n")  # a playlist right in the root: never reached by ".."
+    studio.app.state.recordings = tmp_path
+    at = {"at": (start + timedelta(seconds=1)).isoformat()}
+    assert (
+        studio.client.get("/v1/operator/tables/t.1/recording", params=at, headers=studio.auth("op")).status_code == 200
+    )
+    for table in ("..", "."):
+        refused = studio.client.get(f"/v1/operator/tables/{table}/recording/index.m3u8", headers=studio.auth("op"))
+        assert refused.status_code == 404, table
+    edge = {"at": "0001-01-01T00:00:01+00:00"}
+    assert (
+        studio.client.get("/v1/operator/tables/t.1/recording", params=edge, headers=studio.auth("op")).status_code
+        == 404
+    )

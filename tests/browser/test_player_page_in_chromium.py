@@ -332,6 +332,8 @@ def test_a_result_stays_up_long_enough_to_read_on_a_phone(
     page.goto(f"{paced.api_url}/play/{paced.config.tables[0]}")
     page.fill("#token", player(paced, "ana", 10_000))
     page.click("#login button[type=submit]")
+    page.wait_for_function("document.body.dataset.phase === 'betting'", timeout=20_000)
+    page.evaluate("window.shown = []")  # from a round's betting on: its result's whole showing, not one under way
     shown = page.wait_for_function(
         """() => { const s = window.shown; const on = s.findIndex((x) => x.on);
                    const off = on >= 0 ? s.findIndex((x, i) => i > on && !x.on) : -1;
@@ -339,5 +341,5 @@ def test_a_result_stays_up_long_enough_to_read_on_a_phone(
         timeout=40_000,
     ).json_value()
     up = shown[1]["at"] - shown[0]["at"]
-    assert 6_000 <= up <= 8_500, up
+    assert 6_000 <= up <= 12_000, up  # 7 s, and the next round's opening (later on a busy machine)
     assert shown[1]["round"] != shown[0]["round"]  # hidden because the next round opened

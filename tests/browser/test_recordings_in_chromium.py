@@ -57,6 +57,9 @@ def test_an_operator_plays_the_table_camera_at_a_card_of_the_shoe_journal(
     assert asked and all(header == f"Bearer {studio.tokens['op']}" for header in asked)  # the token on each request
     assert op.input_value("#video-ref").startswith("recording:t1@")  # the correction's video reference
     assert "The table camera at" in op.inner_text("#recording-at")
+    other = settled_round(studio, keys="g")  # another round shown: no clip of this one stays, no video plays
+    shown(op, other)
+    assert op.input_value("#video-ref") == "" and op.is_hidden("#d-player")
 
 
 def test_the_players_page_plays_the_tables_hls_stream(

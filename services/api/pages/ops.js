@@ -135,6 +135,7 @@ async function showRound(roundId) {
     api("GET", "/v1/operator/rounds/" + encodeURIComponent(roundId)),
     api("GET", "/v1/operator/proposals?round_id=" + encodeURIComponent(roundId)),
   ]);
+  if (!current || current.round_id !== record.round_id) stopRecording(); // another round: not the last one's video
   current = record;
   tableOf[record.round_id] = record.table_id;
   previewed = null;
@@ -220,6 +221,19 @@ async function showRound(roundId) {
 // ---- the table camera's recording (``studio record``), played at a card's moment ----
 
 let recording = null; // the hls.js player of the recording shown
+let playing = 0; // which ▶ was pressed last: an earlier one's answer arriving later is dropped
+let clip = ""; // the clip's reference this page put in the correction's video reference (not one typed)
+
+// Another round shown: no recording of the last one plays, and no clip of it stays in the correction.
+function stopRecording() {
+  playing += 1;
+  if (recording) recording.destroy();
+  recording = null;
+  $("recording").removeAttribute("src");
+  $("d-player").hidden = true;
+  if ($("video-ref").value === clip) $("video-ref").value = "";
+  clip = "";
+}
 
 // ▶ beside a card dealt or journaled ``at``: the table camera's recording at that moment.
 function momentButton(table, at) {
@@ -232,17 +246,28 @@ function momentButton(table, at) {
 // Plays the table's recording from a little before ``at``, above the cards; a correction proposed now carries the
 // clip's reference (unless one was typed).
 async function playMoment(table, at) {
+  const press = ++playing;
   try {
     const found = await api("GET", `/v1/operator/tables/${encodeURIComponent(table)}/recording?at=`
                             + encodeURIComponent(at));
-    $("d-player").hidden = false;
+    if (press !== playing) return; // another ▶ (or another round) since
     if (recording) recording.destroy();
+    recording = null;
+    $("d-player").hidden = false;
     const video = $("recording");
     video.dataset.position = String(found.position_s);
-    recording = await playStream(video, found.playlist, { headers: { Authorization: "Bearer " + token },
-                                                          start: found.position_s });
+    const player = await playStream(video, found.playlist, {
+      headers: { Authorization: "Bearer " + token }, start: found.position_s,
+      onFail: () => say(t("ops.recording_failed"), false),
+    });
+    if (press !== playing) {
+      if (player) player.destroy();
+      return;
+    }
+    recording = player;
     $("recording-at").textContent = t("ops.recording_at", { time: when(at), timecode: found.timecode });
-    if (!$("video-ref").value.trim()) $("video-ref").value = found.clip;
+    const typed = $("video-ref").value.trim();
+    if (!typed || typed === clip) $("video-ref").value = clip = found.clip;
   } catch (error) {
     say(refused(error), false);
   }

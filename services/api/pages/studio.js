@@ -160,9 +160,9 @@ const isHls = (url) => new URL(url, location.href).pathname.endsWith(".m3u8");
 
 // Plays ``url`` in ``video``: an HLS stream (.m3u8, the studios' norm) through hls.js where the browser has Media
 // Source Extensions, else the browser's own HLS; any other URL as the video's source. ``headers`` go with each
-// request (a recording needs the operator's token); ``start``: seconds into the stream (-1: the live edge). Resolves
-// to the hls.js player (null without it).
-async function playStream(video, url, { headers = {}, start = -1 } = {}) {
+// request (a recording needs the operator's token); ``start``: seconds into the stream (-1: the live edge);
+// ``onFail()`` when it cannot be played (refused, gone). Resolves to the hls.js player (null without it).
+async function playStream(video, url, { headers = {}, start = -1, onFail = () => {} } = {}) {
   if (!isHls(url)) {
     video.src = url;
     return null;
@@ -172,6 +172,7 @@ async function playStream(video, url, { headers = {}, start = -1 } = {}) {
     const hls = new Hls({ startPosition: start, xhrSetup: (xhr) => {
       for (const [name, value] of Object.entries(headers)) xhr.setRequestHeader(name, value);
     } });
+    hls.on(Hls.Events.ERROR, (_event, data) => { if (data.fatal) onFail(); });
     hls.loadSource(url);
     hls.attachMedia(video);
     return hls;
