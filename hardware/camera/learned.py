@@ -27,10 +27,11 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from hardware.camera import quality
+from hardware.camera.quality import refine, too_soft
 from hardware.camera.recognizer import (
     CARD_H,
     CARD_W,
-    SECOND_CARD,
     CalibrationError,
     Detection,
     Image,
@@ -44,7 +45,6 @@ from hardware.camera.recognizer import (
     edge_blur,
     find_cards,
     flatten,
-    too_soft,
     with_folder_problems,
 )
 from hardware.camera.recognizer import DEFAULT_THRESHOLD as GLYPH_THRESHOLD
@@ -164,38 +164,6 @@ def outlines(frame: Image) -> list[NDArray[Any]]:
     return [refine(quad, contour) for quad, contour in find_cards(frame, grey, contours=True)]
 
 
-def refine(quad: NDArray[Any], contour: NDArray[Any]) -> NDArray[Any]:
-    """The card's true corners: a line fitted to the outline's points along each side of ``quad`` (its middle 70 %,
-    past the rounded corners), adjacent lines intersected; ``quad`` itself when a side cannot be fitted."""
-    points = contour.reshape(-1, 2).astype(np.float32)
-    lines = []
-    for i in range(4):
-        start, along = quad[i], quad[(i + 1) % 4] - quad[i]
-        length = float(np.linalg.norm(along))
-        if length < 1e-3:
-            return quad
-        unit = along / length
-        normal = np.array([-unit[1], unit[0]], np.float32)
-        offset = points - start
-        t, distance = offset @ unit, np.abs(offset @ normal)
-        near = (t > 0.15 * length) & (t < 0.85 * length) & (distance < max(3.0, 0.06 * length))
-        if near.sum() < 5:
-            return quad
-        vx, vy, x0, y0 = cv2.fitLine(points[near], cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
-        lines.append((np.array([x0, y0], np.float32), np.array([vx, vy], np.float32)))
-    corners = []
-    for i in range(4):
-        (p1, d1), (p2, d2) = lines[(i - 1) % 4], lines[i]
-        system = np.array([[d1[0], -d2[0]], [d1[1], -d2[1]]], np.float32)
-        if abs(float(np.linalg.det(system))) < 1e-6:
-            return quad
-        corners.append(p1 + np.linalg.solve(system, p2 - p1)[0] * d1)
-    refined = np.array(corners, np.float32)
-    if float(np.abs(refined - quad).max()) > 0.2 * float(np.linalg.norm(quad[2] - quad[0])):
-        return quad  # the fit went astray: keep the outline
-    return refined
-
-
 # ---- calibration ---------------------------------------------------------------------------------
 
 
@@ -226,16 +194,15 @@ def learn(photos: dict[str, Image], names: dict[str, str] | None = None, seed: i
 
 
 def calibration_face(photo: Image) -> tuple[Image | None, str]:
-    """The flat face of the one card in the photo, or None and why the photo cannot be used."""
+    """The flat face of the one card in the photo, or None and why the photo cannot be used (what to change)."""
     grey = cv2.cvtColor(photo, cv2.COLOR_BGR2GRAY)
-    found = sorted(find_cards(photo, grey, contours=True), key=lambda pair: -cv2.contourArea(pair[0]))
-    if not found:
-        return None, "no card found in the photo"
-    if len(found) > 1 and cv2.contourArea(found[1][0]) >= SECOND_CARD * cv2.contourArea(found[0][0]):
-        return None, f"{len(found)} cards found in the photo (one card per photo)"
-    quad = refine(*found[0])
-    why = too_soft(face_softness(grey, quad))
-    return (None, why) if why else (flatten(photo, quad), "")
+    found, why = quality.locate(photo, grey)
+    if found is None:
+        return None, why
+    quad = refine(*found)
+    face = flatten(photo, quad)
+    why = quality.check(grey, quad, face) or too_soft(face_softness(grey, quad))
+    return (None, why) if why else (face, "")
 
 
 def face_softness(grey: Image, quad: NDArray[Any]) -> float:

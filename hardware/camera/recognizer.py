@@ -149,6 +149,21 @@ def flatten(frame: Image, quad: NDArray[Any]) -> Image:
     return cv2.warpPerspective(frame, cv2.getPerspectiveTransform(quad, flat), (CARD_W, CARD_H))
 
 
+def outward_sides(quad: NDArray[Any]) -> list[tuple[NDArray[Any], NDArray[Any], NDArray[Any]]]:
+    """The card's four sides, each as (its first corner, the vector along it, its unit normal pointing out of the
+    card, towards the felt)."""
+    centre = quad.mean(axis=0)
+    sides = []
+    for i in range(4):
+        start, end = quad[i], quad[(i + 1) % 4]
+        along = end - start
+        normal = np.array([along[1], -along[0]], np.float32) / max(float(np.linalg.norm(along)), 1e-3)
+        if float(np.dot((start + end) / 2 - centre, normal)) < 0:
+            normal = -normal
+        sides.append((start, along, normal))
+    return sides
+
+
 def edge_blur(grey: NDArray[Any], quad: NDArray[Any]) -> float:
     """The blur (Gaussian sigma, frame pixels) of the card's own outline against the felt.
 
@@ -156,16 +171,10 @@ def edge_blur(grey: NDArray[Any], quad: NDArray[Any]) -> float:
     median, which beats the noise down, and the 10 %–90 % rise of that profile, ÷ 2.563, is the
     sigma of a blurred step.
     """
-    centre = quad.mean(axis=0)
     offsets = np.arange(-6.0, 6.01, 0.25, dtype=np.float32)
     steps = np.linspace(0.25, 0.75, 12, dtype=np.float32)
     rows = []
-    for i in range(4):
-        start, end = quad[i], quad[(i + 1) % 4]
-        along = end - start
-        normal = np.array([along[1], -along[0]], np.float32) / max(float(np.linalg.norm(along)), 1e-3)
-        if float(np.dot((start + end) / 2 - centre, normal)) < 0:
-            normal = -normal  # outward, towards the felt
+    for start, along, normal in outward_sides(quad):
         rows.append(start + steps[:, None, None] * along + offsets[None, :, None] * normal)
     points = np.concatenate(rows)  # profiles × offsets × (x, y)
     samples = cv2.remap(grey, points[..., 0], points[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -377,20 +386,19 @@ def calibrate(photos: dict[str, Image], names: dict[str, str] | None = None) -> 
 
 
 def _calibration_glyphs(photo: Image) -> tuple[Any, str]:
-    """The corner index of the one card in ``photo``, or None and why it cannot be used."""
+    """The corner index of the one card in ``photo``, or None and why it cannot be used (what to change)."""
+    from hardware.camera import quality  # it finds the card with this module's outlines (imported here: no circle)
+
     grey = cv2.cvtColor(photo, cv2.COLOR_BGR2GRAY)
-    quads = sorted(find_cards(photo, grey), key=lambda q: -cv2.contourArea(q))
-    if not quads:
-        return None, "no card found in the photo"
-    if len(quads) > 1 and cv2.contourArea(quads[1]) >= SECOND_CARD * cv2.contourArea(quads[0]):
-        return None, f"{len(quads)} cards found in the photo (one card per photo)"
-    why = too_soft(edge_blur(grey.astype(np.float32), quads[0]) * CARD_W / min(_sides(quads[0])))
-    if why:
-        return None, why
-    found = corner_glyphs(flatten(photo, quads[0]))
+    found, why = quality.locate(photo, grey)
     if found is None:
-        return None, "the card's corner index could not be read"
-    return found, ""
+        return None, why
+    quad, face = found[0], flatten(photo, found[0])  # its edges are looked at along the refined outline
+    why = quality.check(grey, quality.refine(*found), face)
+    if why or (why := quality.too_soft(edge_blur(grey.astype(np.float32), quad) * CARD_W / min(_sides(quad)))):
+        return None, why
+    glyphs = corner_glyphs(face)
+    return (None, "the card's corner index could not be read") if glyphs is None else (glyphs, "")
 
 
 def read_calibration_dir(directory: str | Path) -> tuple[dict[str, Image], dict[str, str], list[Problem]]:
@@ -450,11 +458,12 @@ def with_folder_problems(
 def self_check(templates: Templates, photos: dict[str, Image]) -> dict[str, Reading]:
     """Each calibration photo read again with the templates made from them: the card, its confidence, and the nearest
     other card with its margin (a small margin: two of the deck's cards look alike)."""
-    recognizer = Recognizer(templates)
-    readings = {}
+    from hardware.camera.quality import locate  # the card as calibration found it (in a bright surround too)
+
+    recognizer, readings = Recognizer(templates), {}
     for code, photo in sorted(photos.items()):
-        quads = sorted(find_cards(photo), key=lambda q: -cv2.contourArea(q))
-        readings[code] = recognizer.assess(flatten(photo, quads[0])) if quads else Reading(None, 0.0)
+        found, _why = locate(photo, cv2.cvtColor(photo, cv2.COLOR_BGR2GRAY))
+        readings[code] = recognizer.assess(flatten(photo, found[0])) if found else Reading(None, 0.0)
     return readings
 
 
@@ -548,15 +557,6 @@ class Recognizer:
             softness = edge_blur(grey_levels, quad) * CARD_W / min(_sides(quad))  # the blur as seen on the flat face
             detections.append(detected(face, quad, *self.read(face), softness, SOFTNESS, self.threshold))
         return detections
-
-
-def too_soft(softness: float) -> str:
-    """Why a calibration photo whose card's outline is this soft (px on the flat face) cannot be used ("": it can)."""
-    if softness == float("inf"):
-        return "the card's edge could not be measured (too little contrast with the table, or it runs off the photo)"
-    if softness > SOFTNESS[1]:
-        return f"too blurred (edge blur {softness:.1f} px on the flattened card, at most {SOFTNESS[1]})"
-    return ""
 
 
 def detected(

@@ -1,6 +1,6 @@
 """``studio cards``: camera calibration and recognition tools.
 
-studio cards calibrate DIR --out FILE        learn the deck from one photo per card (AS.jpg, TD.png, …)
+studio cards calibrate DIR --out FILE [--json]  learn the deck from one photo per card (AS.jpg, TD.png, …)
 studio cards recognize IMAGE --templates FILE  JSON list of {card, confidence, box} on stdout
 studio cards sim-deck DIR                    the generated 52-card calibration set, as photos
 """
@@ -26,6 +26,7 @@ from hardware.camera import (
 )
 from hardware.camera.learned import learn_read, load_reader
 from hardware.camera.learned import self_check as learned_self_check
+from hardware.camera.margins import margin_table, weak_margin
 from hardware.sim.camera import calibration_photos
 from services.cli.commands import help_of
 
@@ -42,6 +43,8 @@ def register(commands: Any) -> None:
         "plain index (the project's synthetic deck); auto (default): whichever reads every photo back with the "
         "wider margin",
     )  # fmt: skip
+    cal.add_argument("--json", action="store_true", help="print one JSON object (the margin table in it) instead of "
+                     "the table and the summary line")  # fmt: skip
     cal.set_defaults(run=run_calibrate)
     rec = actions.add_parser("recognize", help="read the face-up cards in an image")
     rec.add_argument("image", type=Path)
@@ -57,8 +60,9 @@ def register(commands: Any) -> None:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    """Every photo looked at: all that cannot be used are named at once (exit 1, nothing written); a clean set is
-    read again with its own templates — each card, its confidence and its nearest look-alike — before it is saved."""
+    """Every photo looked at: all that cannot be used are named at once, each with what to change (exit 1, nothing
+    written); a clean set is read again with its own templates before it is saved, and printed as the margin table —
+    each card, its confidence, its margin over its nearest look-alike and that card, weakest first, the weak marked."""
     if not args.directory.is_dir():
         print(f"studio cards calibrate: {args.directory} is not a folder", file=sys.stderr)
         return 2
@@ -82,26 +86,31 @@ def run_calibrate(args: argparse.Namespace) -> int:
         return sum(r.card == code for code, r in readings.items()), min(r.margin for r in readings.values())
 
     method, made, readings = max(candidates, key=quality)
-    print(f"method: {method}")
-    print(f"{'card':<6}{'read as':<9}{'confidence':>11}  nearest other card (margin)")
-    for code, reading in readings.items():
-        print(f"{code:<6}{reading.card or 'unknown':<9}{reading.confidence:>11.3f}  {reading.runner_up} "
-              f"({reading.margin:.3f})")  # fmt: skip
+    weak = weak_margin(method)
+    table = margin_table(readings, weak)
+    if not args.json:
+        print(f"method: {method}")
+        print(f"{'card':<6}{'read as':<9}{'confidence':>11}{'margin':>8}  nearest look-alike")
+        for row in table:
+            print(f"{row.card:<6}{row.read_as or 'unknown':<9}{row.confidence:>11.3f}{row.margin:>8.3f}  "
+                  f"{row.nearest or '-':<7}{'weak' if row.weak else ''}".rstrip())  # fmt: skip
     wrong = [
-        Problem(names[code], f"read back as {r.card or 'unknown'}") for code, r in readings.items() if r.card != code
+        Problem(names[row.card], f"read back as {row.read_as or 'unknown'}") for row in table if row.read_as != row.card
     ]
     if wrong:
         print(f"studio cards calibrate: {len(wrong)} photo(s) do not read back as their card:", file=sys.stderr)
-        for problem in wrong:
+        for problem in sorted(wrong, key=lambda problem: problem.photo):
             print(f"  {problem}", file=sys.stderr)
         return 1
     made.save(args.out)
-    weakest = min(readings, key=lambda code: readings[code].margin)
-    print(json.dumps({
+    summary: dict[str, Any] = {
         "templates": str(args.out), "method": method, "cards": 52,
-        "weakest": {"card": weakest, "nearest": readings[weakest].runner_up,
-                    "margin": round(readings[weakest].margin, 3)},
-    }))  # fmt: skip
+        "weakest": {"card": table[0].card, "nearest": table[0].nearest, "margin": round(table[0].margin, 3)},
+        "weak_margin": round(weak, 3), "weak": [row.card for row in table if row.weak],
+    }  # fmt: skip
+    if args.json:
+        summary["margins"] = [row.to_dict() for row in table]
+    print(json.dumps(summary))
     return 0
 
 
