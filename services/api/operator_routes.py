@@ -174,6 +174,8 @@ def change_table(
         services.rounds.set_video_url_template(table_id, body.video_url_template)
     if body.overlay_delay_ms is not None or body.language is not None or body.result_pause_ms is not None:
         display.change_display(services.rounds, table_id, body.overlay_delay_ms, body.language, body.result_pause_ms)
+    if "result_pause_ms" in body.model_fields_set and body.result_pause_ms is None:  # null: the controller's own
+        display.default_result_pause(services.rounds, table_id)
     if body.verify is not None or body.verify_window_ms is not None:
         services.rounds.change_verify(table_id, body.verify, body.verify_window_ms)
     if body.manual_cards is not None:

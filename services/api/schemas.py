@@ -45,7 +45,7 @@ LANGUAGE = "the table's language on its overlay: English, Vietnamese or Thai"
 PAUSE_LOW, PAUSE_HIGH = RESULT_PAUSE_MS
 RESULT_PAUSE = (
     "how long a round's result and payouts stay up before the next round opens, from the table's next round (ms; "
-    "unset: the controller's own setting, 7 s by default)"
+    "unset: the controller's own setting, 7 s by default; null in a change sets it back to that)"
 )
 WALLET = (
     "whose books hold the players' money, fixed for the table's life: internal (the studio's ledger) or operator "

@@ -58,6 +58,15 @@ def change_display(
     run_transaction(service.sessions, work)
 
 
+def default_result_pause(service: RoundService, table_id: str) -> None:
+    """The table's result pause back to the controller's own setting (from its next round)."""
+
+    def work(session: Any) -> None:
+        locked_table(session, table_id).result_pause_ms = None
+
+    run_transaction(service.sessions, work)
+
+
 def display_of(table: GameTable) -> dict[str, Any]:
     return {"overlay_delay_ms": table.overlay_delay_ms, "language": table.language,
             "result_pause_ms": table.result_pause_ms}  # fmt: skip

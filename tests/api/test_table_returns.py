@@ -73,6 +73,12 @@ def test_how_a_table_is_shown_is_set_and_checked_and_public(studio: Studio) -> N
         "overlay_delay_ms": 4_000, "language": "th", "result_pause_ms": 8_000
     }  # fmt: skip
     assert shown("t1") == {"overlay_delay_ms": 4_000, "language": "th", "result_pause_ms": 8_000}
+    assert change({"language": "vi"}).json()["display"]["result_pause_ms"] == 8_000  # left out: it stays
+    back = change({"result_pause_ms": None})  # null: back to the controller's own pause
+    assert back.status_code == 200 and back.json()["display"] == {
+        "overlay_delay_ms": 4_000, "language": "vi", "result_pause_ms": None
+    }  # fmt: skip
+    change({"result_pause_ms": 8_000, "language": "th"})
     made = create(studio, {"id": "v1", "allow_return_over_100": True, "overlay_delay_ms": 2_500, "language": "vi",
                            "result_pause_ms": 6_000})  # fmt: skip
     assert made.status_code == 201
