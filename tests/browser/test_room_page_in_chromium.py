@@ -54,7 +54,7 @@ def test_two_players_sit_ready_arrange_and_watch_the_showdown_chi_by_chi(
     live: RunningStudio,
     browser: Any,  # noqa: F811 (after the studio: the browser closes first, so no page keeps the API's streams open)
 ) -> None:
-    ana, binh = enter(browser, live, "ana"), enter(browser, live, "binh")
+    ana, binh, chai = enter(browser, live, "ana"), enter(browser, live, "binh"), enter(browser, live, "chai")
     round_id = ana.evaluate("document.body.dataset.round")
     ana.click("[data-sit='1']")
     ana.wait_for_selector("#message[data-code=seated]")
@@ -69,6 +69,9 @@ def test_two_players_sit_ready_arrange_and_watch_the_showdown_chi_by_chi(
 
     for page in (ana, binh):
         page.wait_for_selector("#arrange:not([hidden]) #rows .card", timeout=20_000)
+    assert ana.text_content("#phase") == "Arrange your chi"
+    chai.wait_for_function("document.querySelector('#phase').textContent === 'Players are arranging their chi'")
+    chai.close()  # a spectator is told what the players do, never to arrange
     # ana swaps two cards of her chi 1 (same chi: still the suggestion's strength) and submits; binh submits his
     ana.click("#rows [data-row='1'] .card:nth-child(2)")
     ana.click("#rows [data-row='1'] .card:nth-child(3)")

@@ -265,8 +265,9 @@ function renderResult() {
 }
 
 function render() {
-  $("phase").textContent = PHASES.includes(view.phase) ? t("room.phase." + view.phase)
-    : view.phase || t("room.waiting");
+  const watching = view.phase === "arranging" && !mySeat(); // a spectator is not told to arrange
+  $("phase").textContent = watching ? t("room.others_arranging") : PHASES.includes(view.phase)
+    ? t("room.phase." + view.phase) : view.phase || t("room.waiting");
   $("timer").textContent = secondsLeft(view);
   const shuffle = view.shuffle;
   $("shuffle").textContent = !shuffle ? t("room.shoe") : shuffle.deck
