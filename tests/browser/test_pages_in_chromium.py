@@ -164,6 +164,12 @@ def test_the_dealer_console_logs_in_shows_what_to_deal_hides_the_face_down_card_
     assert page.locator("#alerts li[data-kind=refused_card]").count() == 1
     small = [(t["text"], t["px"]) for t in page.evaluate(LEGIBILITY) if t["px"] < 24]
     assert not small, small  # at 1080p, read from 2 m: nothing under 24 px
+    misreads = page.evaluate(
+        """() => grouped([1, 2, 3].map((n) => ({ kind: "misread", at: "2026-12-06T10:00:0" + n + "Z",
+                 message: `the shoe could not read a card at 10:00:0${n}:12; deal stopped until re-scanned` })))"""
+    )
+    assert [(m["kind"], m["count"]) for m in misreads] == [("misread", 3)]  # a misread at each card: one line, ×3
+    assert misreads[0]["message"].endswith("10:00:03:12; deal stopped until re-scanned")  # the newest's words
     assert int(page.inner_text("#deck").split()[0]) <= 52
     # the controller's status turns offline (as its last will would): the console tells the dealer to stop
     name = live.controller.name
