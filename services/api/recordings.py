@@ -13,13 +13,14 @@ import re
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from fastapi import Path as PathParam
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, PlainTextResponse
 
 from services.api.deps import CurrentOperator
-from services.recorder.playlist import RecorderError, locate, read_playlist
+from services.recorder.playlist import Playlist, RecorderError, Segment, locate, read_playlist, render_playlist
 from services.rounds.errors import NotFoundError, RoundError
 
 router = APIRouter(prefix="/v1/operator/tables", tags=["operator"])
@@ -27,6 +28,8 @@ TableId = Annotated[str, PathParam(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]  # a tabl
 FILES = re.compile(r"index\.m3u8|seg-\d{8}\.ts")  # what ``studio record`` writes, and nothing else is served
 PLAYLIST = "index.m3u8"
 PRE_ROLL = timedelta(seconds=2)  # a moment plays from a little before it: the dealer's hand coming in
+CLIP = 15  # segments each side of a moment's in the clip the operator's page plays (a minute at 2 s segments)
+CLIP_NAME = "clip.m3u8"
 
 
 def folder(request: Request, table_id: str) -> Path:
@@ -38,12 +41,9 @@ def folder(request: Request, table_id: str) -> Path:
     return root / table_id
 
 
-@router.get("/{table_id}/recording", summary="Where a moment of the table's recording plays")
-def moment(
-    table_id: TableId, at: Annotated[datetime, Query()], _operator: CurrentOperator, request: Request
-) -> dict[str, Any]:
-    """The recording that holds ``at`` (ISO 8601 with its zone: a card's ``received_at``), from a little before it:
-    the playlist to load, the position in seconds from its start, and the clip's reference for a correction."""
+def clip_of(request: Request, table_id: str, at: datetime) -> tuple[list[Segment], Segment, float]:
+    """The segments around ``at`` (``CLIP`` of them each side), the one that holds it (from a little before) and the
+    seconds into it; refusals naming why there are none."""
     if at.tzinfo is None:
         raise RoundError(f"at={at.isoformat()} names no time zone: give one (…Z or +07:00)", reason="no_zone")
     path = folder(request, table_id) / PLAYLIST
@@ -62,14 +62,43 @@ def moment(
         raise NotFoundError(f"table {table_id}'s recording does not hold {at.isoformat()} (it holds {kept})",
                             reason="not_recorded")  # fmt: skip
     segment, offset = found
-    before = sum(each.duration for each in segments[: segments.index(segment)])
+    index = segments.index(segment)
+    return segments[max(0, index - CLIP) : index + CLIP + 1], segment, offset
+
+
+@router.get("/{table_id}/recording", summary="Where a moment of the table's recording plays")
+def moment(
+    table_id: TableId, at: Annotated[datetime, Query()], _operator: CurrentOperator, request: Request
+) -> dict[str, Any]:
+    """The recording around ``at`` (ISO 8601 with its zone: a card's ``received_at``), from a little before it: the
+    clip's playlist to load (a minute or so, closed: a player loads it once, however long the day's recording), the
+    position in seconds from its start, and the clip's reference for a correction."""
+    clip, segment, offset = clip_of(request, table_id, at)
+    before = sum(each.duration for each in clip[: clip.index(segment)])
     return {
-        "playlist": f"/v1/operator/tables/{table_id}/recording/{PLAYLIST}",
+        "playlist": f"/v1/operator/tables/{table_id}/recording/{CLIP_NAME}?at={quote(at.isoformat())}",
         "position_s": round(before + offset, 3),
         "segment": segment.uri,
         "timecode": segment.timecode,
         "clip": f"recording:{table_id}@{at.isoformat()}",
     }
+
+
+@router.get(
+    f"/{{table_id}}/recording/{CLIP_NAME}",
+    summary="The recording around a moment (HLS, closed)",
+    response_class=PlainTextResponse,
+)
+def clip_playlist(
+    table_id: TableId, at: Annotated[datetime, Query()], _operator: CurrentOperator, request: Request
+) -> PlainTextResponse:
+    """A playlist of the segments around ``at`` with ``#EXT-X-ENDLIST``: played as a video on demand."""
+    clip, _segment, _offset = clip_of(request, table_id, at)
+    text = render_playlist(Playlist(segments=tuple(clip))).replace(
+        "#EXT-X-VERSION:3\n", "#EXT-X-VERSION:3\n#EXT-X-PLAYLIST-TYPE:VOD\n", 1
+    )
+    return PlainTextResponse(text + "#EXT-X-ENDLIST\n", media_type="application/vnd.apple.mpegurl",
+                             headers={"Cache-Control": "private, max-age=60"})  # fmt: skip
 
 
 @router.get("/{table_id}/recording/{name}", summary="A file of the recording (HLS)", response_class=FileResponse)

@@ -51,12 +51,16 @@ def test_an_operator_finds_a_cards_moment_and_plays_the_recording_from_just_befo
     )
     assert answer.status_code == 200, answer.text
     found = answer.json()
-    assert found["playlist"] == "/v1/operator/tables/t1/recording/index.m3u8"
+    assert found["playlist"].startswith("/v1/operator/tables/t1/recording/clip.m3u8?at=")
     assert abs(found["position_s"] - 1.5) < 0.15  # two seconds before the card: 1.5 s into the recording
     assert found["segment"] == "seg-00000001.ts" and found["clip"] == f"recording:t1@{at.isoformat()}"
     assert len(found["timecode"]) == 11 and found["timecode"].count(":") == 3
 
-    playlist = studio.client.get(found["playlist"], headers=studio.auth("op"))
+    clip = studio.client.get(found["playlist"], headers=studio.auth("op"))  # the moment's clip: closed, loaded once
+    assert clip.status_code == 200 and clip.headers["content-type"].startswith("application/vnd.apple.mpegurl")
+    assert "#EXT-X-PLAYLIST-TYPE:VOD" in clip.text and clip.text.endswith("#EXT-X-ENDLIST\n")
+    assert [line for line in clip.text.splitlines() if line.startswith("seg-")] == [f"seg-{n:08d}.ts" for n in range(6)]
+    playlist = studio.client.get("/v1/operator/tables/t1/recording/index.m3u8", headers=studio.auth("op"))
     assert playlist.status_code == 200 and playlist.headers["content-type"] == "application/vnd.apple.mpegurl"
     assert playlist.text.startswith("#EXTM3U") and "#EXT-X-PROGRAM-DATE-TIME:" in playlist.text
     segment = studio.client.get("/v1/operator/tables/t1/recording/seg-00000001.ts", headers=studio.auth("op"))
@@ -80,6 +84,8 @@ def test_the_recording_is_refused_clearly_outside_it_without_it_and_to_anyone_bu
             studio.client.get("/v1/operator/tables/t1/recording/index.m3u8", headers=studio.auth(who)).status_code
             == 403
         )
+        clip = studio.client.get("/v1/operator/tables/t1/recording/clip.m3u8", params=moment, headers=studio.auth(who))
+        assert clip.status_code == 403
     before = {"at": (start - timedelta(minutes=5)).isoformat()}
     outside = studio.client.get("/v1/operator/tables/t1/recording", params=before, headers=studio.auth("op"))
     assert (outside.status_code, outside.json()["reason"]) == (404, "not_recorded")
@@ -113,3 +119,18 @@ def test_a_table_id_with_dots_is_served_and_no_id_leads_out_of_the_folder(studio
         studio.client.get("/v1/operator/tables/t.1/recording", params=edge, headers=studio.auth("op")).status_code
         == 404
     )
+
+
+def test_a_moments_clip_holds_a_minute_around_it_however_long_the_recording(studio: Studio, tmp_path: Path) -> None:
+    """A long recording: the clip lists the 15 segments each side of the moment's, so a player loads a minute, not
+    the day; the position counts from the clip's own start."""
+    start = recorded(studio, tmp_path, seconds=40)
+    at = start + timedelta(seconds=25.5)  # played from 23.5 s: segment 23, 0.5 s into it
+    found = studio.client.get(
+        "/v1/operator/tables/t1/recording", params={"at": at.isoformat()}, headers=studio.auth("op")
+    )
+    assert found.status_code == 200, found.text
+    clip = studio.client.get(found.json()["playlist"], headers=studio.auth("op")).text
+    listed = [line for line in clip.splitlines() if line.startswith("seg-")]
+    assert listed == [f"seg-{n:08d}.ts" for n in range(8, 39)]  # 23 ± 15 (the last one held: 39)
+    assert abs(found.json()["position_s"] - 15.5) < 0.15
