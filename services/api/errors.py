@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from services.cards import CardError
+from services.errors import Refusal
 from services.games.base import GameError, NotAllowedError, NotExpectedError
 from services.ledger.errors import InsufficientFundsError, LedgerError
 from services.rounds.checks import CheckError
@@ -93,8 +94,6 @@ def body_of(error: Exception) -> dict[str, Any]:
     """A refusal's JSON body: its ``code`` and ``message``; and, where the refusing package named it, the ``reason``
     (finer than the code) with its ``params``, from which a page says the refusal in its reader's language."""
     body: dict[str, Any] = {"code": code_of(error), "message": str(error)}
-    reason = getattr(error, "reason", "")
-    if reason and isinstance(reason, str):
-        body["reason"] = reason
-        body["params"] = dict(getattr(error, "params", None) or {})
+    if isinstance(error, Refusal) and error.reason:
+        body |= {"reason": error.reason, "params": error.params}
     return body

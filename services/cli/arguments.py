@@ -50,6 +50,14 @@ def positive_int(text: str) -> int:
     return value
 
 
+def frame_rate(text: str) -> int:
+    """A video frame rate the studio's video clock counts (``VideoClock``: 1–120 fps)."""
+    value = positive_int(text)
+    if value > 120:
+        raise argparse.ArgumentTypeError(f"a frame rate is 1–120 fps, got {value}")
+    return value
+
+
 def non_negative_int(text: str) -> int:
     value = _integer(text)
     if value < 0:

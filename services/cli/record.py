@@ -11,36 +11,26 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from services.cli.arguments import table_id
+from services.cli.arguments import frame_rate, table_id
 from services.cli.commands import help_of
 from services.observability.logs import configure as configure_logs
 from services.recorder.errors import RecorderError
 from services.recorder.recorder import Recorder
 from services.recorder.sources import open_source
-from services.recorder.writer import RecorderConfig
+from services.recorder.writer import RecorderConfig, checked_size
 
 SIZE = re.compile(r"(\d{1,5})[x×](\d{1,5})")
 
 
 def frame_size(text: str) -> tuple[int, int]:
-    """``WIDTHxHEIGHT``: even numbers (H.264's 4:2:0 halves both) within 16–7680 × 16–4320."""
+    """``WIDTHxHEIGHT``, one H.264 can encode (``checked_size``)."""
     match = SIZE.fullmatch(text.strip().lower())
     if match is None:
         raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 1280x720, got {text!r}")
-    width, height = int(match[1]), int(match[2])
-    if not (16 <= width <= 7680 and 16 <= height <= 4320 and width % 2 == 0 and height % 2 == 0):
-        raise argparse.ArgumentTypeError(f"a frame size is even numbers within 16–7680 × 16–4320, got {text}")
-    return width, height
-
-
-def frame_rate(text: str) -> int:
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of frames per second, got {text!r}") from None
-    if not 1 <= value <= 120:
-        raise argparse.ArgumentTypeError(f"a frame rate is 1–120 fps, got {value}")
-    return value
+        return checked_size(int(match[1]), int(match[2]))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _bounded(kind: str, high: float, unit: str, signed: bool = False) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 from services.bus import broker, topics
 from services.bus.client import connect, make_client
 from services.bus.messages import NewDeckCommand, encode
-from services.cli.arguments import mqtt_url, port, positive_int, shoe_id, table_id
+from services.cli.arguments import frame_rate, mqtt_url, port, shoe_id, table_id
 from services.cli.commands import help_of
 from services.observability.http import serve_health
 from services.observability.logs import configure as configure_logs
@@ -40,7 +40,7 @@ def register(commands: Any) -> None:
     shoe.add_argument(
         "--broker", type=mqtt_url, default=None, help="mqtt://host:port (default: STUDIO_MQTT_URL or the embedded one)"
     )
-    shoe.add_argument("--fps", type=positive_int, default=25, help="studio video frame rate for timecodes")
+    shoe.add_argument("--fps", type=frame_rate, default=25, help="studio video frame rate for timecodes")
     shoe.add_argument("--tc-offset", type=float, default=0.0, help="seconds from UTC time of day to the video clock")
     shoe.add_argument("--http-port", type=port, default=None, help="serve /metrics, /healthz, /readyz (0: a free port)")
     shoe.add_argument("--key", type=Path, default=None, help="the shoe's signing key file (studio shoe-key new)")

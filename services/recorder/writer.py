@@ -38,6 +38,14 @@ SEGMENT_FILE = re.compile(r"seg-\d{8}\.ts(\.part)?")
 LOCK_NAME = ".recorder.lock"
 
 
+def checked_size(width: int, height: int) -> tuple[int, int]:
+    """``(width, height)`` if H.264 can encode it (even numbers, H.264's 4:2:0 halves both, within 16–7680 ×
+    16–4320); else a ``ValueError`` naming it."""
+    if not (16 <= width <= 7680 and 16 <= height <= 4320 and width % 2 == 0 and height % 2 == 0):
+        raise ValueError(f"a frame size is even numbers within 16–7680 × 16–4320, got {width}x{height}")
+    return width, height
+
+
 @dataclass(frozen=True)
 class RecorderConfig:
     out: Path
@@ -48,9 +56,7 @@ class RecorderConfig:
     video_offset: float = 0.0  # seconds from the wall clock to the studio video clock (``VideoClock.offset``)
 
     def __post_init__(self) -> None:
-        width, height = self.size
-        if not (16 <= width <= 7680 and 16 <= height <= 4320 and width % 2 == 0 and height % 2 == 0):
-            raise ValueError(f"a frame size is even numbers within 16–7680 × 16–4320, got {width}x{height}")
+        checked_size(*self.size)
         if not 0 < self.segment_s <= 3600 or not 0 < self.retain_h < math.inf:
             raise ValueError(f"segments of {self.segment_s} s kept {self.retain_h} h: both must be positive")
         VideoClock(self.fps)  # refuses a frame rate it cannot count
