@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from typing import Any
 
 from services.cli.arguments import seed
 from services.cli.commands import help_of
 from services.cli.coups import whole
-from services.games.pokdeng.settings import LARGEST_LOSS_MULTIPLE, THRESHOLDS
+from services.games.pokdeng.settings import LARGEST_LOSS_MULTIPLE, LARGEST_STAKE, THRESHOLDS
 
 MAX_ROUNDS = 100_000_000  # about 5 minutes on one core (10,000,000 rounds, the default, take about 30 s)
 
@@ -33,6 +34,14 @@ def register(commands: Any) -> None:
         "--rounds", type=_rounds, default=10_000_000, help=f"rounds to simulate, 1–{MAX_ROUNDS:,} (10,000,000)"
     )
     rtp.add_argument("--seed", type=seed, default=1, help="the simulation's seed (1)")
+    rtp.add_argument(
+        "--collusion",
+        action="store_true",
+        help="instead: the best return per unit staked together that a group reaches on one seat (a decider and "
+        "friends on the banker side), exact, under the decision rule the tables play and under the spec's first rule",
+    )
+    rtp.add_argument("--min-stake", type=_stake, default=1, help="the table's least stake (1; --collusion)")
+    rtp.add_argument("--max-stake", type=_stake, default=1_000_000, help="its largest (1,000,000; --collusion)")
     rtp.add_argument("--json", action="store_true", help="one JSON object")
     rtp.set_defaults(run=run)
 
@@ -63,9 +72,15 @@ def _hold_multiple(text: str) -> int:
     return _bounded(text, LARGEST_LOSS_MULTIPLE, 1_000, "a hold multiple (never below the largest loss, 3)")
 
 
+def _stake(text: str) -> int:
+    return _bounded(text, 1, LARGEST_STAKE, "a stake in minor units")
+
+
 def run(args: argparse.Namespace) -> int:
     from services.games.pokdeng.rtp import returns
 
+    if args.collusion:
+        return _collusion(args)
     started = time.perf_counter()
     result = returns(args.rounds, args.threshold, args.commission_bps, args.seed)
     seconds = time.perf_counter() - started
@@ -92,3 +107,31 @@ def _settings(args: argparse.Namespace) -> dict[str, int]:
 
 def _describe(args: argparse.Namespace) -> str:
     return f"commission {args.commission_bps} bps, threshold {args.threshold}, hold {args.hold_multiple}×"
+
+
+def _collusion(args: argparse.Namespace) -> int:
+    from services.games.pokdeng import collusion
+
+    if args.min_stake > args.max_stake:
+        print(
+            f"studio pokdeng rtp: --min-stake {args.min_stake} is above --max-stake {args.max_stake}", file=sys.stderr
+        )
+        return 2
+    table = (args.threshold, args.min_stake, args.max_stake)
+    found = {
+        rule: collusion.worst_pair(collusion.kept(), args.commission_bps, *table, rule=rule).as_dict()
+        | {"least_commission_bps": collusion.table_least_commission(*table, rule=rule)}
+        for rule in ("guarded", "open")
+    }
+    settings = {"commission_bps": args.commission_bps, "threshold": args.threshold, "min_stake": args.min_stake,
+                "max_stake": args.max_stake}  # fmt: skip
+    if args.json:
+        print(json.dumps(found["guarded"] | {"open_rule": found["open"], "settings": settings}))
+        return 0
+    print(f"Pok Deng: the best return per unit staked together by a group on one seat ({_describe(args)}, stakes "
+          f"{args.min_stake:,}–{args.max_stake:,}):")  # fmt: skip
+    for rule, words in (("guarded", "the rule the tables play"), ("open", "a decider however outweighed")):
+        group = found[rule]
+        least = group["least_commission_bps"]
+        print(f"  {words:<30} {group['worst_pair_rtp']:.4%}  (under 100 % from a commission of {least} bps)")
+    return 0

@@ -57,7 +57,15 @@ class Leave:
     player: str
 
 
-RoomCommand = Sit | CloseSeating | Deal | Void | Ready | Remove | Leave
+@dataclass(frozen=True)
+class Short:
+    """``seat``'s player cannot cover the hold of a hand with the players now seated (one more sat down): they
+    are out before the deal, and their hold comes back."""
+
+    seat: str
+
+
+RoomCommand = Sit | CloseSeating | Deal | Void | Ready | Remove | Leave | Short
 SEAT_STAKE = "seat:"  # a seat's stake id (its hold and payout), followed by the seat
 
 
@@ -87,6 +95,14 @@ class Left:
 
 
 @dataclass(frozen=True, slots=True)
+class Unfunded:
+    """``seat``'s player could not cover a hand with ``players`` seated (them included): out before the deal."""
+
+    seat: str
+    players: int
+
+
+@dataclass(frozen=True, slots=True)
 class Freed:
     """``seat``'s player is out before the deal: their seat's hold comes back at once."""
 
@@ -105,7 +121,7 @@ class PhaseChanged:
     phase: str
 
 
-SeatEvent = Seated | Readied | Removed | Left | Freed
+SeatEvent = Seated | Readied | Removed | Left | Unfunded | Freed
 
 
 def to_dict(command: object) -> dict[str, Any] | None:
@@ -125,6 +141,8 @@ def to_dict(command: object) -> dict[str, Any] | None:
             return {"type": "remove", "seat": seat}
         case Leave(player=player):
             return {"type": "leave", "player": player}
+        case Short(seat=seat):
+            return {"type": "short", "seat": seat}
     return None
 
 
@@ -145,6 +163,8 @@ def from_dict(data: Mapping[str, Any]) -> RoomCommand | None:
             return Remove(str(data["seat"]))
         case "leave":
             return Leave(str(data["player"]))
+        case "short":
+            return Short(str(data["seat"]))
     return None
 
 
@@ -190,7 +210,7 @@ class Seating:
     def all_ready(self) -> bool:
         return len(self.seats) >= 2 and self.ready >= set(self.seats.values())
 
-    def verify(self, command: Sit | Ready | Remove | Leave, phase: str) -> None:
+    def verify(self, command: Sit | Ready | Remove | Leave | Short, phase: str) -> None:
         """Refuse what the seats cannot take now (``phase`` is the round's), naming why."""
         match command:
             case Sit():
@@ -205,8 +225,11 @@ class Seating:
             case Remove(seat=seat):
                 if phase != "seating" or self.waited_for() != seat:
                     raise NotExpectedError(f"seat {seat} is not the one player the others wait for")
+            case Short(seat=seat):
+                if phase != "seating" or seat not in self.seats:
+                    raise NotExpectedError(f"seat {seat} has no player waiting for a deal (phase {phase})")
 
-    def apply(self, command: Sit | Ready | Remove | Leave) -> list[SeatEvent]:
+    def apply(self, command: Sit | Ready | Remove | Leave | Short) -> list[SeatEvent]:
         """Change the seats; ``Leave`` here is a leave before the deal. Returns the events."""
         self.serial += 1
         match command:
@@ -225,6 +248,11 @@ class Seating:
                 self.ready.discard(player)
                 self.out[seat] = self.seats.pop(seat)
                 return [Left(seat), Freed(seat)]
+            case Short(seat=seat):
+                players = len(self.seats)
+                self.ready.discard(self.seats[seat])
+                self.out[seat] = self.seats.pop(seat)
+                return [Unfunded(seat, players), Freed(seat)]
         raise NotExpectedError(f"not a seating command: {command!r}")
 
     def window(self, ready_ms: int) -> Window | None:

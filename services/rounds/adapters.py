@@ -18,9 +18,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from services.games.base import Game, UnknownGameError, Window
-from services.games.rooms import SEAT_STAKE, Freed, Sit
+from services.games.rooms import SEAT_STAKE, Freed, Short, Sit
 from services.ledger import idempotency, void_holds
-from services.ledger.models import Hold
+from services.ledger.holds import PendingHold, Resolution, pending_holds, resolve
+from services.ledger.models import Hold, HoldResolution, HoldStatus
 from services.rounds.errors import RoundError
 from services.rounds.records import Applied, result_nets
 
@@ -79,9 +80,10 @@ def take_seat(
         port = service.game_of(session, round_)
         command = sit(player, body.seat)
         port.verify(engine, command)
+        events = service.append(session, round_, engine, command, player)
         amount = port.seat_hold(engine)
         service.ledger(session, round_.table_id).hold(player, amount, round_id, SEAT_STAKE + body.seat)
-        service.append(session, round_, engine, command, player)
+        fund_seats(service, session, round_, engine, events)
         return idempotency.finish(session, key or "", {"round_id": round_id, "seat": body.seat, "held": amount})
 
     return SeatOut(**service.run(work))
@@ -148,19 +150,30 @@ class Adapter:
         held = session.scalars(
             select(Hold.wager_id).where(Hold.round_id == round_.id, Hold.player == player).order_by(Hold.id)
         )
-        return {"seats": [wager.removeprefix(SEAT_STAKE) for wager in held if wager.startswith(SEAT_STAKE)]}
+        seats = dict.fromkeys(wager.removeprefix(SEAT_STAKE) for wager in held if wager.startswith(SEAT_STAKE))
+        return {"seats": list(seats)}
 
     def stakes(self, session: Session, round_: Round) -> list[dict[str, Any]]:
         """The round's stakes as its audit and the ops page list them — ``wager_id``, ``player``, ``side``, ``seat``,
-        ``stake``, ``net`` (None until settled) — here, each seat's hold, with its holder's net in money."""
+        ``stake``, ``net`` (None until settled) — here, each seat's hold (what it holds now: a seat's hold may have
+        grown or shrunk before the deal; a seat given up before it, what it held), with its holder's net in money."""
+        voided = HoldResolution.status == str(HoldStatus.VOIDED)
         holds = session.execute(
-            select(Hold.wager_id, Hold.player, Hold.amount).where(Hold.round_id == round_.id).order_by(Hold.id)
+            select(Hold.wager_id, Hold.player, Hold.amount, voided)
+            .outerjoin(HoldResolution, HoldResolution.hold_id == Hold.id)
+            .where(Hold.round_id == round_.id)
+            .order_by(Hold.id)
         ).all()
+        seats: dict[tuple[str, str], list[int]] = {}  # (wager, player) -> [live, largest]
+        for wager, player, amount, void in holds:
+            found = seats.setdefault((wager, player), [0, 0])
+            found[0] += 0 if void else amount
+            found[1] = max(found[1], amount)
         nets = result_nets(json.loads(round_.result)) if round_.result else None
         return [
             {"wager_id": wager, "player": player, "side": "seat", "seat": wager.removeprefix(SEAT_STAKE),
-             "stake": amount, "net": None if nets is None else nets.get(player, 0)}
-            for wager, player, amount in holds
+             "stake": live or largest, "net": None if nets is None else nets.get(player, 0)}
+            for (wager, player), (live, largest) in seats.items()
         ]  # fmt: skip
 
     def page(self, settings: Any) -> dict[str, Any]:
@@ -191,7 +204,7 @@ class RoomAdapter(Adapter):
         self, service: RoundCore, session: Session, round_: Round, engine: Any, window: Window, actor: str
     ) -> list[Any]:
         events = super().close(service, session, round_, engine, window, actor)
-        release_freed(service, session, round_, events)
+        fund_seats(service, session, round_, engine, events)
         return events
 
     def command_freeing(self, service: RoundCore, round_id: str, command: Any, actor: str) -> Applied:
@@ -201,7 +214,7 @@ class RoomAdapter(Adapter):
             round_ = service.locked_round(session, round_id)
             engine = service.engine(session, round_)
             events = service.append(session, round_, engine, command, actor)
-            release_freed(service, session, round_, events)
+            fund_seats(service, session, round_, engine, events)
             return service.applied(session, round_, events, engine)
 
         return service.run(work)
@@ -213,6 +226,41 @@ def release_freed(service: RoundCore, session: Session, round_: Round, events: l
     for event in events:
         if isinstance(event, Freed):
             void_holds(ledger, round_.id, SEAT_STAKE + event.seat)
+
+
+def fund_seats(service: RoundCore, session: Session, round_: Round, engine: Any, events: list[Any]) -> None:
+    """Before the deal, keep every seat's hold at what the game asks now (``seat_hold``: Mậu Binh's grows with the
+    players seated). A seat holding more gets the rest back; a seat holding less is topped up from its wallet, or,
+    where the wallet cannot cover it, its player is out before the deal (``Short``) and the rest are fitted again.
+    Freed seats in ``events`` (and in what this appends) get their holds back first."""
+    port = service.game_of(session, round_)
+    ledger = service.ledger(session, round_.table_id)
+    while True:
+        release_freed(service, session, round_, events)
+        if port.phase(engine) != "seating":
+            return
+        required = port.seat_hold(engine)
+        held: dict[str, list[PendingHold]] = {}
+        for hold in pending_holds(ledger, round_.id):
+            held.setdefault(hold.wager_id, []).append(hold)
+        short = []
+        for seat, player in sorted(port.seats(engine).items(), key=lambda item: item[1]):  # wallets in name order
+            holds = held.get(SEAT_STAKE + seat, [])
+            have = sum(hold.amount for hold in holds)
+            if have > required:
+                resolve(ledger, round_.id, [Resolution(hold, HoldStatus.VOIDED) for hold in holds], SEAT_STAKE + seat)
+                ledger.hold(player, required, round_.id, SEAT_STAKE + seat)
+            elif have < required:
+                wallet, locked = service.accounts.lock_player(session, ledger, player)
+                if locked[wallet].balance < required - have:
+                    short.append(seat)
+                else:
+                    ledger.place_holds(player, round_.id, [(SEAT_STAKE + seat, required - have)], locked)
+        if not short:
+            return
+        events = []
+        for seat in short:
+            events += service.append(session, round_, engine, Short(seat), "controller")
 
 
 class CatalogError(RoundError):

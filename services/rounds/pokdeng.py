@@ -19,6 +19,7 @@ from services.games.pokdeng import (
     Position,
     Side,
     TableSettings,
+    collusion,
 )
 from services.games.pokdeng import events as ev
 from services.games.pokdeng.port import INSURANCE, POKDENG
@@ -36,17 +37,11 @@ from services.rounds.records import Applied, stored_round
 from services.rounds.stakes import Debit, staked
 
 
-def _worst_case(commission_bps: int) -> dict[str, Any]:
-    """The bet with the highest return at any threshold a decider may keep, at this commission."""
-    found = []
-    for threshold in range(1, 6):
-        returns = table_returns(commission_bps, threshold)
-        found += [(returns.player, "player", threshold), (returns.banker, "banker", threshold)]
-        found += [
-            (e, f"{side} {seat}", threshold) for seat, sides in returns.seats.items() for side, e in sides.items()
-        ]
-    estimate, bet, threshold = max(found, key=lambda item: item[0].ci95[1])
-    return {"threshold": threshold, "bet": bet, **estimate.as_dict()}
+def _least_commission(settings: TableSettings) -> int | None:
+    """The least commission under which every bet and every group on one seat returns under 100 %."""
+    bets = least_commission(settings.default_threshold)
+    groups = collusion.table_least_commission(settings.default_threshold, settings.min_stake, settings.max_stake)
+    return None if bets is None or groups is None else max(bets, groups)
 
 
 # ---- the actions' bodies -----------------------------------------------------------------
@@ -142,22 +137,28 @@ class PokDengAdapter(HouseAdapter):
 
     def returns(self, settings: TableSettings) -> dict[str, Any]:
         """The player and banker sides (pooled and per seat) and insurance, every seat deciding by the table's default
-        threshold (``services.games.pokdeng.rtp_table``); and the worst case over the thresholds a seat's decider may
-        keep (1–5), which the guard does not refuse on but an operator must see: a decider who stands on 2 raises
-        the banker side's return (collusion between a decider and a banker-side bettor)."""
+        threshold (``services.games.pokdeng.rtp_table``); and ``pair``: the best return per unit staked together that
+        any group of bettors reaches on one seat — a decider and friends on the banker side, any stakes, any Draw/
+        Stand strategy the decision rule leaves them (``services.games.pokdeng.collusion``, exact). The guard
+        refuses on every one of them."""
         found = table_returns(settings.commission_bps, settings.default_threshold)
         bets = {"player": found.player, "banker": found.banker, "insurance": found.insurance}
         bets |= {f"{side} {seat}": found.seats[seat][side] for seat in "ABC" for side in ("player", "banker")}
-        least = least_commission(settings.default_threshold)
+        group = collusion.worst_pair(
+            collusion.kept(), settings.commission_bps, settings.default_threshold, settings.min_stake,
+            settings.max_stake,
+        )  # fmt: skip
+        least = _least_commission(settings)
         fix = (
-            f"with commission_bps of at least {least} every bet returns under 100 %"
+            f"with commission_bps of at least {least} every bet and every group on one seat returns under 100 %"
             if least is not None and least > settings.commission_bps
             else ""
         )
+        group_bet = {"rtp": round(group.worst_pair_rtp, 6), "ci95": [round(group.worst_pair_rtp, 6)] * 2}
         return {
-            "bets": {name: estimate.as_dict() for name, estimate in bets.items()},
+            "bets": {name: estimate.as_dict() for name, estimate in bets.items()} | {"group on one seat": group_bet},
             "fix": fix,
-            "worst_case": _worst_case(settings.commission_bps),
+            "collusion": group.as_dict(),
         }
 
     # ---- insurance and decisions ------------------------------------------------------

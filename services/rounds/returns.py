@@ -35,12 +35,14 @@ def check_returns(table_id: str, adapter: Adapter, settings: Any, allow_return_o
     over = {name: bet for name, bet in found["bets"].items() if bet["ci95"][1] >= 1}
     if not over:
         return
-    named = ", ".join(
-        f"{name} {bet['rtp']:.2%} (95 % interval {bet['ci95'][0]:.2%}–{bet['ci95'][1]:.2%})"
-        for name, bet in over.items()
-    )
+    named = ", ".join(f"{name} {bet['rtp']:.2%} ({_precision(bet)})" for name, bet in over.items())
     fix = f"; {found['fix']}" if found["fix"] else ""
     raise ReturnOver100Error(
         f"table {table_id}: its settings let bets return 100 % or more of what they take — {named}{fix}; "
         "or set allow_return_over_100 to run it so"
     )
+
+
+def _precision(bet: dict[str, Any]) -> str:
+    low, high = bet["ci95"]
+    return "exact" if low == high else f"95 % interval {low:.2%}–{high:.2%}"

@@ -32,8 +32,16 @@ def test_a_table_returning_100_percent_or_more_needs_the_operators_explicit_word
     bets = table["returns"]["bets"]
     assert set(bets) >= {"player", "banker", "insurance", "player A", "banker C"}
     assert all(bet["ci95"][1] < 1 for bet in bets.values()), bets
-    worst = table["returns"]["worst_case"]  # a decider standing on 2: the banker side gains (shown, not refused)
-    assert worst["threshold"] == 1 and worst["bet"].startswith("banker") and worst["rtp"] > 1
+    group = table["returns"]["collusion"]  # the best any group reaches on one seat, under the rule the engine plays
+    assert group["rule"] == "guarded" and 0.97 < group["worst_pair_rtp"] < 1
+    assert group["worst_pair_rtp"] == bets["group on one seat"]["rtp"] >= group["at_even_stakes"]
+
+    # every bet under 100 % at the table's threshold, but a decider playing their seat best is not
+    skilled = create(studio, {"id": "r3", "settings": {"default_threshold": 5, "commission_bps": 100}})
+    assert skilled.status_code == 422, skilled.json()
+    message = skilled.json()["message"]
+    assert "group on one seat 100.45% (exact)" in message and "banker" not in message
+    assert "commission_bps of at least 175" in message
 
     change = "/v1/operator/tables/r1"
     back = studio.client.patch(change, json={"settings": {"commission_bps": 0}}, headers=studio.auth("op"))

@@ -14,12 +14,12 @@ from sqlalchemy import Engine
 
 from hardware.sim import shuffled_deck
 from services.api.app import create_app
-from services.games.maubinh.port import RoomSettings
+from services.games.maubinh.room import RoomSettings
 from tests.controller.stack import Studio
 from tests.support import wait_until
 
 SETTINGS = {"unit": 10, "ready_ms": 60_000, "arranging_ms": 1_500, "showdown_ms": 200}
-HOLD = RoomSettings(unit=10).hold  # 162 units at a full table: 1,620
+PER_OPPONENT = RoomSettings(unit=10).hold // 3  # 54 units a seat holds per other player seated: 540
 
 
 @pytest.fixture
@@ -42,13 +42,14 @@ def test_a_room_is_dealt_from_the_shoe_arranged_shown_chi_by_chi_and_settled(roo
         answer: dict[str, object] = response.json()
         return answer
 
-    for seat, who in (("1", ana), ("2", binh), ("3", chai)):
-        assert act(who, "sit", {"seat": seat}, f"sit-{seat}")["held"] == HOLD
-    assert studio.wallets.balance("chai")["held"] == HOLD
+    for seat, who, held in (("1", ana, 1), ("2", binh, 1), ("3", chai, 2)):  # a third raises every seat's hold
+        assert act(who, "sit", {"seat": seat}, f"sit-{seat}")["held"] == held * PER_OPPONENT
+    assert [studio.wallets.balance(p)["held"] for p in ("ana", "binh", "chai")] == [2 * PER_OPPONENT] * 3
     act(chai, "leave")  # before the deal: the seat is free and the hold comes back at once
     assert studio.wallets.balance("chai") | {"player": ""} == {
         "player": "", "currency": "THB", "balance": 10_000, "held": 0, "debt": 0,
     }  # fmt: skip
+    assert studio.wallets.balance("ana")["held"] == PER_OPPONENT, "two are left: back to one opponent's worth"
     act(ana, "ready")
     act(binh, "ready")  # everyone seated is ready: the deal starts
     deck = shuffled_deck(seed=11)

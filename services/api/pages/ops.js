@@ -84,14 +84,6 @@ function returnNode(bet) {
   return el("span", { class: high >= 1 ? "minus" : "" }, text);
 }
 
-// The bet with the highest return at any threshold a seat's decider may keep (shown, not refused).
-function worstNode(worst) {
-  if (!worst) return "—";
-  const [side, seat] = worst.bet.split(" "); // "banker", "player A", …
-  const bet = word("side", side) + (seat ? " " + seat : "");
-  return el("span", {}, t("ops.worst", { bet, threshold: worst.threshold }), " ", returnNode(worst));
-}
-
 async function loadTables() {
   const list = await api("GET", "/v1/operator/tables");
   tables = Object.fromEntries(list.map((table) => [table.table_id, table]));
@@ -100,7 +92,7 @@ async function loadTables() {
     const tr = row(table.table_id, gameName(table.game),
       table.settings.commission_bps === undefined ? "" : percent(table.settings.commission_bps / 10_000, 2),
       table.returns ? returnNode(bets.player) : t("ops.players_each_other"), returnNode(bets.banker),
-      returnNode(bets.insurance), worstNode((table.returns || {}).worst_case),
+      returnNode(bets.insurance), returnNode(bets["group on one seat"]),
       table.allow_return_over_100 ? el("strong", { class: "minus" }, t("ops.allowed")) : "");
     tr.dataset.table = table.table_id;
     return tr;

@@ -22,6 +22,7 @@ let seatView = null; // their seat's private view: their cards, the suggestion
 let seatStream = null; // { seat, round, abort }
 let rows = null; // the arrangement being edited: [[5 codes], [5], [3]]
 let picked = null; // [row, index] of the first card tapped for a swap
+let misSet = null; // the arrangement (as JSON) the room refused as binh lủng: the player may confirm it as it is
 let busy = false;
 let sitKey = null;
 let game = "";
@@ -29,7 +30,7 @@ const chosen = new Set(); // Tiến Lên: the cards picked to play
 
 const $ = (id) => document.getElementById(id);
 
-async function act(action, body, key = null) {
+async function act(action, body, key = null, refused = () => {}) {
   if (busy) return null;
   busy = true;
   render();
@@ -37,6 +38,7 @@ async function act(action, body, key = null) {
     return await postJSON(`/v1/rounds/${encodeURIComponent(view.round_id)}/${action}`, body, token, key,
                           () => say(t("message.retrying"), "refused", "retrying"));
   } catch (error) {
+    refused(error);
     say(refusalText(error, format, (code) => "room.refusal." + code), "refused", error.code);
     if (error.status === 401) showLogin(t("login.again"));
     return null;
@@ -223,12 +225,27 @@ async function sit(seat) {
   if (answer) say(t("room.seated", { seat, held: format(answer.held) }), "ok", "seated");
 }
 
+// Mậu Binh: an arrangement the room refused as binh lủng is sent again only on the player's word, and only as it
+// was refused (any swap asks again).
+async function submitArrangement(confirmed) {
+  const [chi1, chi2, chi3] = rows;
+  const sent = JSON.stringify(rows);
+  const answer = await act("arrange", confirmed ? { chi1, chi2, chi3, confirm_binh_lung: true } : { chi1, chi2, chi3 },
+                           null, (error) => { if (error.reason === "binh_lung_unconfirmed") misSet = sent; });
+  if (answer) {
+    misSet = null;
+    say(t(confirmed ? "maubinh.submitted_lung" : "maubinh.submitted"), "ok", "arranged");
+  }
+  renderArrange();
+}
+
 function renderArrange() {
   const box = $("arrange");
   const seat = mySeat();
   const open = view.phase === "arranging" && seat && rows && !(view.arranged || []).includes(seat)
     && !(view.left || []).includes(seat);
   box.hidden = !open;
+  $("confirm-lung").hidden = !open || misSet !== JSON.stringify(rows);
   if (!open) return;
   $("rows").replaceChildren(...rows.map((chi, row) => el("div", { class: "chi-row", "data-row": row + 1 },
     el("span", { class: "label" }, t("maubinh.chi", { n: row + 1 })),
@@ -316,6 +333,10 @@ async function start() {
     render();
   }, status);
   follow(`/v1/tables/${encodeURIComponent(table)}/me/stream`, { Authorization: "Bearer " + token }, (value) => {
+    const out = (value.you || {}).unfunded; // their seat went back before the deal: the hand grew past their balance
+    if (out && value.round_id === view.round_id && JSON.stringify(out) !== JSON.stringify((mine.you || {}).unfunded)) {
+      say(t("room.unfunded", { seat: out.seat, n: out.players }), "refused", "unfunded");
+    }
     mine = value;
     followSeat();
     render();
@@ -335,10 +356,8 @@ async function init() {
   $("pass").addEventListener("click", passTurn);
   format = moneyFormat(info.currency);
   unit = info.settings.unit;
-  $("submit").addEventListener("click", async () => {
-    const [chi1, chi2, chi3] = rows;
-    if (await act("arrange", { chi1, chi2, chi3 })) say(t("maubinh.submitted"), "ok", "arranged");
-  });
+  $("submit").addEventListener("click", () => submitArrangement(false));
+  $("confirm-lung").addEventListener("click", () => submitArrangement(true));
   $("suggest").addEventListener("click", () => {
     if (seatView && seatView.suggestion) rows = seatView.suggestion.chi.map((chi) => chi.slice());
     picked = null;

@@ -1,24 +1,23 @@
 """Mậu Binh on the game port: one hand of a room — seats and the ready check, the deal, arranging, the
 showdown chi by chi, the payments.
 
-Players take seats (2–4) and say they are ready; each seat holds the largest loss a hand at a full
-table allows (``MauBinhSettings.largest_loss(4)`` × ``unit``), so a loss never passes the hold. The
-deal starts when every seated player (at least two) is ready; a player still not ready
-``ready_ms`` after all the others are is removed; leaving or being removed before the deal gives the
-hold back at once (the adapter releases the holds of ``Freed`` seats). Seats and the ready check are
-``rooms.Seating``, which every room game can use. The deal
-comes from the shoe one card at a time in seat order, face down: each player sees only their own
-13 cards. Then everyone arranges within ``arranging_ms`` (a player who has not submitted gets the
-auto-arrangement); a player may leave before the showdown and loses every chi as the spec says.
-The showdown reveals chi 1, chi 2 and chi 3 of every hand, ``showdown_ms`` each, then settles.
+Players take seats (2–4) and say they are ready; each seat holds the largest loss a hand allows with the players
+seated (``MauBinhSettings.largest_loss(n)`` × ``unit``, ``seat_hold``), so a loss never passes the hold: as players
+sit down every seat's hold grows, and a seated player whose wallet cannot cover the larger hand is out before the deal
+(``Short``). The deal starts when every seated player (at least two) is ready; a player still not ready ``ready_ms``
+after all the others are is removed; leaving or being removed before the deal gives the hold back at once (the
+adapter releases the holds of ``Freed`` seats and fits the others' to the players left). Seats and the ready check are
+``rooms.Seating``, which every room game can use. The deal comes from the shoe one card at a time in seat order, face
+down: each player sees only their own 13 cards. Then everyone arranges within ``arranging_ms`` (a player who has not
+submitted gets the auto-arrangement; an arrangement that is *binh lủng* is taken only when the player confirms it);
+a player may leave before the showdown and loses every chi as the spec says. The showdown reveals chi 1, chi 2 and
+chi 3 of every hand, ``showdown_ms`` each, then settles.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, Final
+from typing import Any
 
 from services.cards import Card
 from services.games import rooms
@@ -27,7 +26,6 @@ from services.games.base import (
     Audience,
     Expecting,
     GameError,
-    GameSettingsError,
     NotExpectedError,
     NotYourMoveError,
     Payout,
@@ -37,6 +35,20 @@ from services.games.maubinh.arrange import auto_arrange
 from services.games.maubinh.cards import CARDS, codes
 from services.games.maubinh.hand import HAND_SIZE, LEFT, Hand, Seat
 from services.games.maubinh.ranking import category_of
+from services.games.maubinh.room import (
+    CHIS,
+    NUMBER,
+    Arrange,
+    Arranged,
+    CloseArranging,
+    Command,
+    Phase,
+    Reveal,
+    Revealed,
+    Room,
+    RoomEvent,
+    RoomSettings,
+)
 from services.games.maubinh.scoring import money, score_table
 from services.games.maubinh.settings import MauBinhSettings
 from services.games.maubinh.showdown import result_to_dict
@@ -50,116 +62,10 @@ from services.games.rooms import (
     Ready,
     Remove,
     RoomGame,
-    Seating,
+    Short,
     Sit,
     Void,
 )
-
-SEATS: Final = ("1", "2", "3", "4")
-CHIS: Final = 3
-NUMBER: Final = {card: number for number, card in enumerate(CARDS)}
-LARGEST: Final = 10**12
-
-
-@dataclass(frozen=True)
-class Arrange:
-    player: str
-    chi1: tuple[Card, ...]
-    chi2: tuple[Card, ...]
-    chi3: tuple[Card, ...]
-
-
-@dataclass(frozen=True)
-class CloseArranging:
-    """Arranging ran out: whoever has not submitted gets the auto-arrangement."""
-
-
-@dataclass(frozen=True)
-class Reveal:
-    """The showdown moves on: the next chi is shown, or after chi 3 the hand settles."""
-
-
-Command = Sit | Ready | Remove | CloseSeating | Deal | Arrange | Leave | CloseArranging | Reveal | Void
-
-
-class Phase(StrEnum):
-    SEATING = "seating"
-    DEALING = "dealing"
-    ARRANGING = "arranging"
-    SHOWDOWN = "showdown"
-    SETTLED = "settled"
-    VOID = "void"
-
-
-@dataclass(frozen=True, slots=True)
-class Arranged:
-    """``seat``'s hand is set: by its player, or by the house's best arrangement when the window ran out."""
-
-    seat: str
-    auto: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Revealed:
-    """The showdown has shown its ``chi``-th chi (4: the round's result)."""
-
-    chi: int
-
-
-RoomEvent = (
-    rooms.Seated | rooms.Readied | rooms.Removed | Left | rooms.Freed | Dealt | Arranged | Revealed | PhaseChanged
-)
-
-
-@dataclass(frozen=True)
-class RoomSettings:
-    unit: int = 100  # minor units per unit (the stake per chi)
-    ready_ms: int = 20_000
-    # Seats held open: once everyone seated is ready, while a seat is free, the deal waits until this long has passed
-    # since the seats last changed (a sit, a ready, a leave), so a newcomer can join; 0: the deal starts at once.
-    seating_ms: int = 0
-    arranging_ms: int = 90_000
-    showdown_ms: int = 5_000  # each chi is shown this long
-    deal: str = "shoe"  # or "online": a committed server shuffle deals (rooms.DEALS)
-    rules: MauBinhSettings = field(default_factory=MauBinhSettings)
-
-    def __post_init__(self) -> None:
-        rooms.check_room_settings(self, LARGEST // 1000, optional=("seating_ms",))
-        if self.hold > LARGEST:
-            raise GameSettingsError(f"setting unit: the hold per seat ({self.hold:,}) is above {LARGEST:,}")
-
-    @property
-    def hold(self) -> int:
-        """What a seat holds: the largest loss of a hand at a full table, in minor units."""
-        return self.rules.largest_loss(len(SEATS)) * self.unit
-
-
-@dataclass
-class Room:
-    settings: RoomSettings
-    phase: Phase = Phase.SEATING
-    seating: Seating = field(default_factory=lambda: Seating(SEATS))
-    dealt: list[Card] = field(default_factory=list)
-    hands: dict[str, Hand] = field(default_factory=dict)  # player -> arranged
-    left: set[str] = field(default_factory=set)  # players who left after the deal
-    revealed: int = 0  # chi shown so far in the showdown
-    seats_closed: bool = False  # the seats held open (``seating_ms``) closed: the deal may start
-    commands: list[Command] = field(default_factory=list)
-    events: list[RoomEvent] = field(default_factory=list)
-
-    @property
-    def seats(self) -> dict[str, str]:
-        return self.seating.seats
-
-    @property
-    def players(self) -> list[str]:
-        return self.seating.players
-
-    def seat_of(self, player: str) -> str:
-        return self.seating.seat_of(player)
-
-    def dealt_to(self, player: str) -> list[Card]:
-        return rooms.dealt_to(self.dealt, self.players, player)
 
 
 class MauBinh(RoomGame[Room]):
@@ -175,7 +81,7 @@ class MauBinh(RoomGame[Room]):
 
     def verify(self, round_: Room, command: Command) -> None:
         match command:
-            case Sit() | Ready() | Remove():
+            case Sit() | Ready() | Remove() | Short():
                 round_.seating.verify(command, round_.phase)
             case CloseSeating():
                 if round_.phase != Phase.SEATING or not self._held_open(round_):
@@ -186,7 +92,16 @@ class MauBinh(RoomGame[Room]):
                 self._seated(round_, player, Phase.ARRANGING)
                 if player in round_.hands or player in round_.left:
                     raise NotExpectedError(f"{player} has already submitted an arrangement", reason="already_arranged")
-                self._hand(round_, command)
+                hand = self._hand(round_, command)
+                if hand.mis_set and not command.confirmed and hand.instant_win(round_.settings.rules) is None:
+                    first, second, _ = hand.strengths
+                    weaker = "1" if first < second else "2"
+                    raise GameError(
+                        f"{player}'s arrangement is binh lủng: chi {weaker} is weaker than chi {int(weaker) + 1}, so "
+                        "it loses every chi to every player; send it again confirmed to submit it as it is",
+                        reason="binh_lung_unconfirmed",
+                        params={"chi": weaker, "next": str(int(weaker) + 1)},
+                    )
             case Leave(player=player):
                 self._seated(round_, player, Phase.SEATING, Phase.DEALING, Phase.ARRANGING)
                 if player in round_.left:
@@ -206,7 +121,7 @@ class MauBinh(RoomGame[Room]):
         self.verify(round_, command)
         before, events = round_.phase, list[RoomEvent]()
         match command:
-            case Sit() | Ready() | Remove():
+            case Sit() | Ready() | Remove() | Short():
                 events += round_.seating.apply(command)
             case CloseSeating():
                 round_.seats_closed = True
@@ -259,9 +174,9 @@ class MauBinh(RoomGame[Room]):
 
     def move_to_dict(self, command: object) -> dict[str, Any] | None:
         match command:
-            case Arrange(player=player, chi1=chi1, chi2=chi2, chi3=chi3):
+            case Arrange(player=player, chi1=chi1, chi2=chi2, chi3=chi3, confirmed=confirmed):
                 chis = [[str(card) for card in chi] for chi in (chi1, chi2, chi3)]
-                return {"type": "arrange", "player": player, "chi": chis}
+                return {"type": "arrange", "player": player, "chi": chis} | ({"confirmed": True} if confirmed else {})
             case CloseArranging():
                 return {"type": "close_arranging"}
             case Reveal():
@@ -272,7 +187,8 @@ class MauBinh(RoomGame[Room]):
         match data.get("type"):
             case "arrange":
                 chi1, chi2, chi3 = (tuple(Card.from_code(code) for code in chi) for chi in data["chi"])
-                return Arrange(str(data["player"]), chi1, chi2, chi3)
+                # a stored arrangement was taken when it was made: an older log's binh lủng one had no confirmation
+                return Arrange(str(data["player"]), chi1, chi2, chi3, confirmed=data.get("confirmed", True) is True)
             case "close_arranging":
                 return CloseArranging()
             case "reveal":
@@ -320,7 +236,9 @@ class MauBinh(RoomGame[Room]):
         return dict(round_.seats)
 
     def seat_hold(self, round_: Room) -> int:
-        return round_.settings.hold
+        """The largest loss of a hand with the players seated now (two at least): each seat's hold grows as
+        players sit down and shrinks as they leave, until the deal."""
+        return round_.settings.rules.largest_loss(max(2, len(round_.seats))) * round_.settings.unit
 
     def hidden(self, round_: Room, audience: Audience) -> frozenset[Card]:
         """Each hand from everyone but its player until the showdown shows it, chi by chi."""

@@ -1,10 +1,9 @@
 """The Pok Deng round: a pure, synchronous state machine.
 
-Every input is an explicit call (a wager, a card, a decision, a timeout); each returns the
-events it caused and appends them to ``events``, and the command itself to ``commands``.
-``expecting`` says at every moment what the round waits for; anything else is refused with an
-error that names the input and the round's state. The round never reads a clock: the caller
-runs the windows and reports their end (``close_betting``, ``close_insurance``, ``decision_timeout``).
+Every input is an explicit call (a wager, a card, a decision, a timeout); each returns the events it caused and
+appends them to ``events``, and the command itself to ``commands``. ``expecting`` says at every moment what the round
+waits for; anything else is refused with an error that names the input and the round's state. The round never reads a
+clock: the caller runs the windows and reports their end (``close_betting``, ``close_insurance``, ``decision_timeout``).
 """
 
 from __future__ import annotations
@@ -124,12 +123,18 @@ class PokDengRound:
     def cards(self) -> list[Card]:
         return [event.card for event in self.events if isinstance(event, ev.CardDealt)]
 
-    def decider(self, seat: Position) -> str | None:
-        """The player with the largest stake on the seat's player side; ties go to the earlier bet."""
+    def backer(self, seat: Position) -> Wager | None:
+        """The largest wager on the seat's player side; ties go to the earlier bet."""
         backers = [w for w in self._wagers.values() if w.side is Side.PLAYER and w.seat is seat]
-        if not backers:
-            return None
-        return min(backers, key=lambda wager: (-wager.stake, wager.order)).player
+        return min(backers, key=lambda wager: (-wager.stake, wager.order)) if backers else None
+
+    def decider(self, seat: Position) -> str | None:
+        """Who chooses Draw or Stand for the seat: its largest player-side bettor, while their own stake is at least
+        everything staked on the banker side against the seat; otherwise the table's default threshold decides, so
+        no one steers a seat for a larger interest on the other side (``services.games.pokdeng.collusion``)."""
+        backer = self.backer(seat)
+        against = sum(w.stake for w in self._wagers.values() if w.side is Side.BANKER and w.seat is seat)
+        return backer.player if backer is not None and backer.stake >= against else None
 
     def seen(self) -> list[tuple[ev.CardDealt, bool]]:
         """Every card dealt, in deal order, with whether the table may see it now: a face-down card stays hidden
@@ -426,11 +431,11 @@ class PokDengRound:
         elif hand_points == 0:
             self._decide(position, True, ev.DrawReason.FORCED)
         elif (decider := self.decider(position)) is None:
-            self._decide(position, hand_points <= self.settings.default_threshold, ev.DrawReason.NO_DECIDER)
+            reason = ev.DrawReason.NO_DECIDER if self.backer(position) is None else ev.DrawReason.OUTWEIGHED
+            self._decide(position, hand_points <= self.settings.default_threshold, reason)
         else:
-            threshold = self._seat_thresholds.get(
-                position, self._thresholds.get(decider, self.settings.default_threshold)
-            )
+            default = self._thresholds.get(decider, self.settings.default_threshold)
+            threshold = self._seat_thresholds.get(position, default)
             self._emit(ev.DecisionWindowOpened(position, decider, hand_points, threshold))
             return AwaitingDecision(position, decider, hand_points, threshold)
         return None

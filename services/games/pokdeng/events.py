@@ -131,6 +131,7 @@ class DrawReason(StrEnum):
     PLAYER = "player"  # the decider chose
     TIMEOUT = "timeout"  # the window closed: the decider's threshold
     NO_DECIDER = "no_decider"  # no player-side wagers: the table's default threshold
+    OUTWEIGHED = "outweighed"  # the banker side staked more than the largest player-side wager: the default threshold
     BANKER_RULE = "banker_rule"  # banker draws on 0–5
 
 

@@ -14,8 +14,9 @@ from services.cards import Card
 from services.games.base import DEALER, PUBLIC, GameError, NotExpectedError, NotYourMoveError, Window, viewer
 from services.games.maubinh import HandError, score_table
 from services.games.maubinh.hand import LEFT, Hand
-from services.games.maubinh.port import MAUBINH, NUMBER, Arrange, Arranged, CloseArranging, Reveal, Revealed, Room
-from services.games.rooms import CloseSeating, Deal, Freed, Leave, PhaseChanged, Ready, Remove, Sit
+from services.games.maubinh.port import MAUBINH
+from services.games.maubinh.room import NUMBER, Arrange, Arranged, CloseArranging, Reveal, Revealed, Room
+from services.games.rooms import CloseSeating, Deal, Freed, Leave, PhaseChanged, Ready, Remove, Short, Sit, Unfunded
 
 DECK = [Card.from_code(rank + suit) for rank in "23456789TJQKA" for suit in "SHDC"]
 
@@ -159,8 +160,32 @@ def test_an_arrangement_must_be_the_players_own_13_cards_in_chi_of_5_5_and_3() -
         MAUBINH.apply(room, Arrange("chai", tuple(own[:5]), tuple(own[5:10]), tuple(own[10:])))
     assert room.hands == {}  # nothing was taken
     mis_set = sorted(own, key=lambda card: NUMBER[card])  # weakest cards in chi 1: binh lủng, allowed (it loses)
-    MAUBINH.apply(room, Arrange("ana", tuple(mis_set[:5]), tuple(mis_set[5:10]), tuple(mis_set[10:])))
+    chis = tuple(mis_set[:5]), tuple(mis_set[5:10]), tuple(mis_set[10:])
+    with pytest.raises(GameError, match="binh lủng: chi 1 is weaker than chi 2") as refused:
+        MAUBINH.apply(room, Arrange("ana", *chis))  # not without the player's word
+    assert refused.value.reason == "binh_lung_unconfirmed" and refused.value.params == {"chi": "1", "next": "2"}
+    assert room.hands == {}
+    MAUBINH.apply(room, Arrange("ana", *chis, confirmed=True))
     assert room.hands["ana"].mis_set
+    stored = MAUBINH.command_to_dict(MAUBINH.commands(room)[-1])
+    assert stored["confirmed"] is True and MAUBINH.command_from_dict(stored) == Arrange("ana", *chis)
+
+
+def test_a_seat_holds_the_largest_loss_with_the_players_seated() -> None:
+    room = seated("ana")
+    per = room.settings.rules.largest_loss_per_opponent * room.settings.unit
+    assert MAUBINH.seat_hold(room) == per  # one seated: a hand needs a second, so one opponent's worth
+    MAUBINH.apply(room, Sit("binh", "2"))
+    assert MAUBINH.seat_hold(room) == per
+    MAUBINH.apply(room, Sit("chai", "4"))
+    assert MAUBINH.seat_hold(room) == 2 * per
+    events = MAUBINH.apply(room, Short("4"))  # chai's wallet cannot cover a hand of three: out before the deal
+    assert events == [Unfunded("4", 3), Freed("4")] and room.seats == {"1": "ana", "2": "binh"}
+    assert MAUBINH.seat_hold(room) == per == room.settings.hold // 3
+    with pytest.raises(NotExpectedError):
+        MAUBINH.apply(room, Short("4"))  # nobody there
+    stored = MAUBINH.command_to_dict(Short("1"))
+    assert stored == {"type": "short", "seat": "1"} and MAUBINH.command_from_dict(stored) == Short("1")
 
 
 def test_a_player_who_leaves_after_the_deal_loses_every_chi_as_a_leaver() -> None:
@@ -205,7 +230,8 @@ def test_any_hand_pays_out_zero_in_total_within_every_hold(
     for index in sorted(arranged - leavers):
         if index < players:  # a valid arrangement (the suggestion) or the cards in dealt order (maybe binh lủng)
             cards = room.dealt_to(names[index])
-            MAUBINH.apply(room, Arrange(names[index], tuple(cards[:5]), tuple(cards[5:10]), tuple(cards[10:])))
+            chis = tuple(cards[:5]), tuple(cards[5:10]), tuple(cards[10:])
+            MAUBINH.apply(room, Arrange(names[index], *chis, confirmed=True))
     while room.phase != "settled":
         MAUBINH.apply(room, MAUBINH.timeout(room))
     payouts = MAUBINH.payouts(room) or []

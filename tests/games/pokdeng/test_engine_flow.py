@@ -203,12 +203,32 @@ def test_decider_is_the_largest_stake_and_ties_go_to_the_earlier_bet() -> None:
     round_ = PokDengRound()
     round_.place_wager("w1", "early", PLAYER_SIDE, A, 50)
     round_.place_wager("w2", "late", PLAYER_SIDE, A, 50)
-    round_.place_wager("w3", "banker", BANKER_SIDE, A, 500)
+    round_.place_wager("w3", "banker", BANKER_SIDE, A, 50)
     assert round_.decider(A) == "early"
     round_.place_wager("w2", "late", PLAYER_SIDE, A, 10)  # a raise
     assert round_.decider(A) == "late"
     assert round_.wagers[1].stake == 60 and round_.wagers[1].order == 1
     assert round_.decider(B) is None
+
+
+def test_a_decider_outweighed_by_the_banker_side_loses_the_choice_to_the_default_threshold() -> None:
+    """A seat's largest player-side bettor decides only while their own stake is at least everything staked on the
+    banker side against the seat: other players' player-side stakes do not lend them weight."""
+    round_ = PokDengRound(TableSettings(default_threshold=4))
+    round_.place_wager("w1", "small", PLAYER_SIDE, A, 10)
+    round_.place_wager("w2", "friend", BANKER_SIDE, A, 10)
+    assert round_.decider(A) == "small"  # even stakes: still theirs
+    round_.place_wager("w3", "crowd", PLAYER_SIDE, A, 9)
+    round_.place_wager("w4", "other", BANKER_SIDE, A, 1)
+    assert round_.decider(A) is None  # 10 < 11 against, though the player side holds 19
+    round_.place_wager("w5", "big", BANKER_SIDE, B, 500)
+    round_.place_wager("w6", "mine", PLAYER_SIDE, C, 20)
+    assert round_.decider(C) == "mine"  # another seat's banker side does not count
+    round_.close_betting({"small": 1})
+    events = deal(round_, "3H 2D KD 4S TH 4C 3C 2C")  # A 3, B 6, C 3, banker 6
+    # A: its decider keeps threshold 1 (stand on 3), but they are outweighed: the table's 4 draws, no window opens
+    assert events[-1] == ev.DrawDecided(A, True, ev.DrawReason.OUTWEIGHED, 3)
+    assert not any(isinstance(event, ev.DecisionWindowOpened) for event in round_.events)
 
 
 @pytest.mark.parametrize(
