@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from services.games.base import Game, UnknownGameError, Window
-from services.games.rooms import SEAT_STAKE, Freed, Short, Sit
+from services.games.rooms import SEAT_STAKE, Freed, Leave, Short, Sit
 from services.ledger import idempotency, void_holds
 from services.ledger.holds import PendingHold, Resolution, pending_holds, resolve
 from services.ledger.models import Hold, HoldResolution, HoldStatus
@@ -96,6 +96,20 @@ def seat_action(summary: str, sit: Callable[[str, str], Any] = Sit) -> Action:
         return take_seat(service, player, round_id, body, key, sit)
 
     return Action("sit", SeatIn, SeatOut, run, summary, keyed=True)
+
+
+class LeaveIn(Strict):
+    pass
+
+
+def leave_action(summary: str) -> Action:
+    """The ``leave`` action of a room game: the player's ``Leave`` joins the log; a seat it frees before the deal gets
+    its hold back in the same transaction (``RoomAdapter.command_freeing``)."""
+
+    def run(service: RoundCore, player: str, round_id: str, _body: LeaveIn, _key: str | None) -> AppliedOut:
+        return applied_out(command_freeing(service, round_id, Leave(player), player))
+
+    return Action("leave", LeaveIn, AppliedOut, run, summary)
 
 
 @dataclass(frozen=True)
@@ -208,16 +222,20 @@ class RoomAdapter(Adapter):
         return events
 
     def command_freeing(self, service: RoundCore, round_id: str, command: Any, actor: str) -> Applied:
-        """Append ``command`` (a player's), releasing the hold of any seat it frees."""
+        return command_freeing(service, round_id, command, actor)
 
-        def work(session: Session) -> Applied:
-            round_ = service.locked_round(session, round_id)
-            engine = service.engine(session, round_)
-            events = service.append(session, round_, engine, command, actor)
-            fund_seats(service, session, round_, engine, events)
-            return service.applied(session, round_, events, engine)
 
-        return service.run(work)
+def command_freeing(service: RoundCore, round_id: str, command: Any, actor: str) -> Applied:
+    """Append ``command`` (a player's), releasing the hold of any seat it frees and fitting the others' holds."""
+
+    def work(session: Session) -> Applied:
+        round_ = service.locked_round(session, round_id)
+        engine = service.engine(session, round_)
+        events = service.append(session, round_, engine, command, actor)
+        fund_seats(service, session, round_, engine, events)
+        return service.applied(session, round_, events, engine)
+
+    return service.run(work)
 
 
 def release_freed(service: RoundCore, session: Session, round_: Round, events: list[Any]) -> None:

@@ -14,18 +14,18 @@ from sqlalchemy.orm import Session
 from services.cards import Card
 from services.games.maubinh.port import MAUBINH
 from services.games.maubinh.room import Arrange, Room
-from services.games.rooms import Leave, Ready, Unfunded
+from services.games.rooms import Ready, Unfunded
 from services.rounds.adapters import (
     Action,
     AppliedOut,
     RoomAdapter,
     Strict,
     applied_out,
+    leave_action,
     seat_action,
 )
 from services.rounds.core import RoundCore
 from services.rounds.models import Round
-from services.rounds.records import Applied
 
 Code = Annotated[str, Field(min_length=2, max_length=2, description="rank + suit, e.g. 'QH'")]
 
@@ -47,10 +47,6 @@ class ArrangeIn(Strict):
     ] = False
 
 
-class LeaveIn(Strict):
-    pass
-
-
 def ready(service: RoundCore, player: str, round_id: str, _body: ReadyIn, _key: str | None) -> AppliedOut:
     return applied_out(service.command(round_id, lambda _game: Ready(player), player))
 
@@ -61,22 +57,14 @@ def arrange(service: RoundCore, player: str, round_id: str, body: ArrangeIn, _ke
     return applied_out(service.command(round_id, lambda _game: command, player, window=True))
 
 
-def leave(service: RoundCore, player: str, round_id: str, _body: LeaveIn, _key: str | None) -> AppliedOut:
-    return applied_out(ADAPTER.leave(service, player, round_id))
-
-
 class MauBinhAdapter(RoomAdapter):
     actions = (
         seat_action("Take a seat; the room's hold (the largest loss of a hand) is taken."),
         Action("ready", ReadyIn, AppliedOut, ready, "Ready for the deal (it starts when every seated player is)."),
         Action("arrange", ArrangeIn, AppliedOut, arrange,
                "Submit your arrangement of the 13 cards dealt to you (once, before arranging closes)."),
-        Action("leave", LeaveIn, AppliedOut, leave,
-               "Leave: before the deal your hold comes back; after it you lose every chi, as the rules say."),
+        leave_action("Leave: before the deal your hold comes back; after it you lose every chi, as the rules say."),
     )  # fmt: skip
-
-    def leave(self, service: RoundCore, player: str, round_id: str) -> Applied:
-        return self.command_freeing(service, round_id, Leave(player), player)
 
     def yours(self, service: RoundCore, session: Session, round_: Round, engine: Room, player: str) -> dict[str, Any]:
         """The seats they hold, and the seat they lost before the deal because their wallet could not cover a hand

@@ -23,6 +23,7 @@ from services.rounds.adapters import (
     SeatOut,
     Strict,
     applied_out,
+    leave_action,
     take_seat,
 )
 from services.rounds.core import RoundCore
@@ -70,6 +71,9 @@ class TienLenAdapter(RoomAdapter):
                "room's hold (hold_units × unit) is taken.", keyed=True),
         Action("play", PlayIn, AppliedOut, play, "Play cards: in turn, or a chop out of turn."),
         Action("pass", PassIn, AppliedOut, pass_turn, "Pass: out of the trick until it ends."),
+        leave_action("Leave: before the deal your hold comes back; while the round is played you are out of it, the "
+                     "round goes on, and at its end you pay the winner as a player who never played a card (or what "
+                     "your hand would cost as a loser, if more) and earn no experience points."),
     )  # fmt: skip
 
     def opened(self, service: RoundCore, session: Session, round_: Round, engine: Room) -> None:
@@ -88,12 +92,14 @@ class TienLenAdapter(RoomAdapter):
             service.append(session, round_, engine, Continue.of(series), "controller")
 
     def settled(self, service: RoundCore, session: Session, round_: Round, engine: Room) -> None:
-        """Each seated player played the round to its end: the room's tier awards them experience points (once)."""
+        """Each seated player who played the round to its end (did not leave it) is awarded the room tier's
+        experience points (once)."""
         tier = DEFAULT_TIERS[engine.settings.tier - 1]
         awarded = set(session.scalars(select(ExperienceAward.player).where(ExperienceAward.round_id == round_.id)))
+        left = engine.engine.left if engine.engine is not None else set()
         now = service.clock.now()
         for player in engine.players:
-            if player not in awarded and tier.award:
+            if player not in awarded and player not in left and tier.award:
                 session.add(ExperienceAward(round_id=round_.id, player=player, points=tier.award, awarded_at=now))
 
     def profile(self, service: RoundCore, player: str) -> dict[str, Any]:

@@ -63,7 +63,7 @@ def test_two_players_sit_ready_arrange_and_watch_the_showdown_chi_by_chi(
     binh.click("[data-sit='2']")
     binh.wait_for_selector("#message[data-code=seated]")
     hold = live.wallets.balance("ana")["held"]
-    assert hold == 1_620  # 162 units × 10: the largest loss at a full table
+    assert hold == 540  # 54 units × 10: the largest loss against the one other player seated
     ana.click("[data-ready='1']")
     binh.click("[data-ready='2']")  # both ready: the shuffle deals
 
@@ -77,8 +77,18 @@ def test_two_players_sit_ready_arrange_and_watch_the_showdown_chi_by_chi(
     ana.click("#rows [data-row='1'] .card:nth-child(3)")
     ana.click("#submit")
     ana.wait_for_selector("#message[data-code=arranged]")
+    # binh swaps his chi 1 and chi 2 card by card: chi 1 is now weaker (binh lủng). The room refuses it with the
+    # page's words; only his second word ("submit it anyway") sends it
+    for index in range(1, 6):
+        binh.click(f"#rows [data-row='1'] .card:nth-child({index + 1})")  # after the row's label
+        binh.click(f"#rows [data-row='2'] .card:nth-child({index + 1})")
+    assert binh.is_hidden("#confirm-lung")
     binh.click("#submit")
+    binh.wait_for_selector("#confirm-lung:not([hidden])")
+    assert binh.inner_text("#message").startswith("This arrangement is binh lủng: chi 1 is weaker than chi 2")
+    binh.click("#confirm-lung")
     binh.wait_for_selector("#message[data-code=arranged]")
+    assert binh.inner_text("#message") == "Arrangement submitted as it is: binh lủng, it loses every chi."
 
     for page in (ana, binh):
         page.wait_for_selector("#net", timeout=30_000)
@@ -86,6 +96,7 @@ def test_two_players_sit_ready_arrange_and_watch_the_showdown_chi_by_chi(
     assert state["phase"] == "settled"
     units = state["result"]["units"]
     assert int(ana.get_attribute("#net", "data-units")) == units["1"] == -int(binh.get_attribute("#net", "data-units"))
+    assert units["2"] < 0, "binh lủng loses every chi"
     assert live.wallets.balance("ana")["balance"] == 100_000 + 10 * units["1"]
     shuffle = verify(**state["shuffle"])
     deck = [str(card) for card in shuffle.deck]

@@ -168,3 +168,28 @@ def test_a_refused_play_is_said_in_the_players_language_with_card_symbols(
     assert pages[leader].inner_text("#message") == words["refusal.reason.no_combination"][lang[leader]].format(
         cards=cards
     )
+
+
+def test_a_player_who_leaves_mid_round_is_warned_then_pays_as_one_who_never_played_and_earns_nothing(
+    live: RunningStudio,
+    browser: Any,  # noqa: F811
+) -> None:
+    pages = {"ana": enter(browser, live, "ana"), "binh": enter(browser, live, "binh")}
+    round_id = dealt(live, pages)
+    pages["binh"].click("[data-leave='2']")  # once: the page says what leaving costs, and asks again
+    warning = pages["binh"].wait_for_selector(".seat[data-seat='2'] .hint")
+    assert warning.inner_text() == dictionary()["tienlen.leave_warning"]["en"]
+    pages["binh"].click("[data-stay='2']")  # not yet
+    assert pages["binh"].query_selector("[data-leave-confirm='2']") is None
+    pages["binh"].click("[data-leave='2']")
+    pages["binh"].click("[data-leave-confirm='2']")
+    pages["binh"].wait_for_selector("#message[data-code=left]")
+    assert pages["binh"].inner_text("#message").startswith("You left this round")
+    # two players: with binh gone, ana wins at once; binh pays as a player who never played a card, or more
+    state = queries.round_state(live.service, round_id)
+    assert state["phase"] == "settled" and state["result"]["winner"] == "1"
+    units = state["result"]["units"]
+    assert units["2"] <= -26 and units["1"] == -units["2"]
+    pages["ana"].wait_for_selector(".seat[data-seat='2'][data-state='left']")
+    experience = {name: live.service.profile(name).get("experience") for name in pages}
+    assert experience == {"ana": 1, "binh": 0}, "a leaver earns no experience points"

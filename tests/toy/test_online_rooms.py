@@ -102,7 +102,7 @@ def test_a_mau_binh_room_dealt_online_publishes_its_commitment_first_and_its_dec
 
 
 def test_a_tien_len_room_dealt_online_starts_playing_when_seating_closes(room: Room) -> None:
-    round_id = room.open("tl1", "tienlen", {"unit": 10, "hold_units": 80})
+    round_id = room.open("tl1", "tienlen", {"unit": 10, "hold_units": 80, "missed_turns": 1_000})
     room.act("ana", round_id, "sit", {"seat": "1"})
     room.act("binh", round_id, "sit", {"seat": "2"})
     applied = room.service.close_window(round_id, "test")  # seating ends: the shuffle deals 26 cards
@@ -165,7 +165,7 @@ def play_out(room: Room, round_id: str) -> dict[str, Any]:
 
 
 def test_tien_len_rounds_go_on_from_the_last_winner_and_award_experience_points(room: Room) -> None:
-    first = room.open("tl2", "tienlen", {"unit": 10, "hold_units": 80})
+    first = room.open("tl2", "tienlen", {"unit": 10, "hold_units": 80, "missed_turns": 1_000})
     for seat, name in (("1", "ana"), ("2", "binh")):
         room.act(name, first, "sit", {"seat": seat})
     room.service.close_window(first, "test")  # seating ends: dealt online
@@ -190,7 +190,7 @@ def test_tien_len_rounds_go_on_from_the_last_winner_and_award_experience_points(
 
 
 def test_a_room_above_a_players_experience_refuses_them_with_both_numbers(room: Room) -> None:
-    round_id = room.open("tl3", "tienlen", {"unit": 10, "hold_units": 80, "tier": 2})
+    round_id = room.open("tl3", "tienlen", {"unit": 10, "hold_units": 80, "missed_turns": 1_000, "tier": 2})
     headers = room.auth("ana") | {"Idempotency-Key": "tier2"}
     response = room.client.post(f"/v1/rounds/{round_id}/sit", json={"seat": "1"}, headers=headers)
     assert response.status_code == 403 and response.json()["code"] == "room_tier_too_high"
@@ -206,7 +206,7 @@ def test_tien_len_rooms_of_three_and_four_play_out_and_settle_every_payment(room
         headers = room.auth("op") | {"Idempotency-Key": f"tlfund-{index}"}
         room.client.post(f"/v1/operator/players/{name}/deposit", json={"amount": 100_000}, headers=headers)
     table = f"tln{players}"
-    round_id = room.open(table, "tienlen", {"unit": 10, "hold_units": 80})
+    round_id = room.open(table, "tienlen", {"unit": 10, "hold_units": 80, "missed_turns": 1_000})
     for seat, name in enumerate(names, start=1):
         room.act(name, round_id, "sit", {"seat": str(seat)})
     room.service.close_window(round_id, "test")  # seating ends: 13 cards each from the shuffle
@@ -228,7 +228,7 @@ def test_tien_len_rooms_of_three_and_four_play_out_and_settle_every_payment(room
 
 def test_a_room_players_history_has_their_rounds_with_their_seat_and_net_in_money(room: Room) -> None:
     """History is every game's: a room's rounds are found by the seat holds, with the player's net in money."""
-    round_id = room.open("tlh", "tienlen", {"unit": 10, "hold_units": 80})
+    round_id = room.open("tlh", "tienlen", {"unit": 10, "hold_units": 80, "missed_turns": 1_000})
     for seat, name in (("1", "ana"), ("2", "binh")):
         room.act(name, round_id, "sit", {"seat": seat})
     room.service.close_window(round_id, "test")

@@ -118,23 +118,34 @@ function unitsText(units) {
   return t("room.units", { units: (units > 0 ? "+" : "") + units, money: format(units * unit) });
 }
 
+let leaving = ""; // Tiến Lên: the round whose "leave" the player pressed once; a second press confirms it
+
 function seatActions(node, seat, taken) {
   if (view.phase === "seating" && !taken && !mySeat()) {
     node.append(button(t("room.sit"), () => sit(seat), { "data-sit": seat }));
   }
-  if (game !== "maubinh") return;
-  if (view.phase === "seating" && seat === mySeat()) {
-    if (!(view.ready || []).includes(seat)) {
-      node.append(button(t("room.ready"), () => act("ready", {}), { "data-ready": seat }));
-    }
+  if (seat !== mySeat()) return;
+  if (game === "maubinh" && view.phase === "seating" && !(view.ready || []).includes(seat)) {
+    node.append(button(t("room.ready"), () => act("ready", {}), { "data-ready": seat }));
+  }
+  if (view.phase === "seating") {
     node.append(button(t("room.leave"), () => act("leave", {}), { "data-leave": seat }));
+  } else if (game === "tienlen" && view.phase === "playing" && !(view.left || []).includes(seat)) {
+    if (leaving !== view.round_id) {
+      node.append(button(t("room.leave"), () => { leaving = view.round_id; render(); }, { "data-leave": seat }));
+    } else {  // leaving mid-round costs money: said, and asked once more
+      node.append(el("p", { class: "hint" }, t("tienlen.leave_warning")),
+        button(t("tienlen.leave_confirm"), () => act("leave", {}), { class: "danger", "data-leave-confirm": seat }),
+        button(t("tienlen.leave_stay"), () => { leaving = ""; render(); }, { "data-stay": seat }));
+    }
   }
 }
 
 // ---- Tiến Lên ----
 
 function tienlenSeat(node, seat, taken, hand) {
-  const state = !taken ? "free" : view.turn === seat ? "to play" : (view.passed || []).includes(seat) ? "passed" : "";
+  const state = !taken ? "free" : (view.left || []).includes(seat) ? "left" : view.turn === seat ? "to play"
+    : (view.passed || []).includes(seat) ? "passed" : "";
   node.dataset.state = state;
   node.querySelector(".state").textContent = stateText(state)
     + (taken && hand.length ? " · " + t("tienlen.cards_left", { n: hand.length }) : "");
@@ -164,9 +175,20 @@ function sayTimedOut() {
     : t("tienlen.timed_out.passed"), "refused", "timed_out");
 }
 
+let saidLeft = ""; // the round in which the page said this player is out of it (said once)
+
+// Out of the round: by their own word, or because their turn ran out time after time.
+function sayLeft() {
+  const seat = mySeat();
+  if (!seat || !(view.left || []).includes(seat) || saidLeft === view.round_id) return;
+  saidLeft = view.round_id;
+  say(t((view.dropped || []).includes(seat) ? "tienlen.dropped" : "tienlen.left"), "refused", "left");
+}
+
 function renderTienlen() {
   const playing = game === "tienlen" && (view.phase === "playing" || view.phase === "settled");
   if (playing) sayTimedOut();
+  if (playing) sayLeft();
   $("trick").hidden = !playing;
   const seat = mySeat();
   const own = seat && seatView ? ((seatView.hands || {})[seat] || {}).cards || [] : [];

@@ -25,10 +25,12 @@ from services.games.tienlen.events import (
     ChainSettled,
     Command,
     Event,
+    Leave,
     Pass,
     Passed,
     Play,
     Played,
+    PlayerLeft,
     RoundEnded,
     RoundResult,
     TrickWon,
@@ -75,6 +77,7 @@ class TienLenRound:
         self.top: Combination | None = None
         self.top_owner: str | None = None
         self.passed: set[str] = set()
+        self.left: set[str] = set()  # out of the round: skipped in every trick, pay as leavers at its end
         self.played: set[str] = set()
         self.chops: list[ChainSettled] = []
         self.payments = dict.fromkeys(self.players, 0)
@@ -108,7 +111,7 @@ class TienLenRound:
 
     def legal_moves(self, player: str) -> list[Combination]:
         """The plays ``player`` may make now: in turn, or the out-of-turn chops open to them."""
-        if self.result is not None or player not in self.hands:
+        if self.result is not None or player not in self.hands or player in self.left:
             return []
         hand = self.hands[player]
         if player == self.to_act:
@@ -122,7 +125,7 @@ class TienLenRound:
             return out_of_turn_chops(hand, self.top)
         return []
 
-    def timeout_command(self) -> Command | None:
+    def timeout_command(self) -> Play | Pass | None:
         """What the player to act does when their time runs out: pass, or lead their lowest single card."""
         if self.to_act is None:
             return None
@@ -148,6 +151,8 @@ class TienLenRound:
             raise refuse("the round is over", reason="round_over")
         if player not in self.hands:
             raise refuse(f"not a player of this round (players: {', '.join(self.players)})", reason="not_a_player")
+        if player in self.left:
+            raise refuse("they left the round", reason="left_round")
         if len(set(cards)) != len(cards):
             raise refuse("a card is listed twice", reason="card_twice")
         missing = [card for card in cards if card not in self.hands[player]]
@@ -233,9 +238,37 @@ class TienLenRound:
         self.events.extend(events)
         return tuple(events)
 
+    def verify_leave(self, player: str) -> None:
+        if self.result is not None:
+            raise IllegalPlayError(f"{player} cannot leave: the round is over ({self.describe()})", reason="round_over")
+        if player not in self.hands:
+            message = f"{player} cannot leave: not a player of this round (players: {', '.join(self.players)})"
+            raise IllegalPlayError(message, reason="not_a_player")
+        if player in self.left:
+            raise IllegalPlayError(f"{player} has left the round already", reason="left_round")
+
+    def leave(self, player: str, missed: bool = False) -> tuple[Event, ...]:
+        """``player`` is out of the round: their turns are skipped; a trick they were on top of goes, when everyone
+        else has passed, to the next player in turn after them. With one player left, that player wins."""
+        self.verify_leave(player)
+        self.history.append(Leave(player, missed))
+        self.left.add(player)
+        events: list[Event] = [PlayerLeft(player, missed)]
+        if self.first_lead_card in self.hands[player]:
+            self.first_lead_card = None  # the starting lead's card left with them: the next player leads freely
+        staying = [p for p in self.players if p not in self.left]
+        if len(staying) == 1:
+            events.extend(self._end_round(staying[0]))
+        elif player == self.to_act:
+            events.extend(self._advance_from(player))
+        self.events.extend(events)
+        return tuple(events)
+
     def apply(self, command: Command) -> tuple[Event, ...]:
         if isinstance(command, Play):
             return self.play(command.player, command.cards)
+        if isinstance(command, Leave):
+            return self.leave(command.player, command.missed)
         return self.pass_turn(command.player)
 
     def describe(self) -> str:
@@ -248,25 +281,31 @@ class TienLenRound:
 
     # --- internals ------------------------------------------------------------------------
 
-    def _next_in_trick(self, player: str) -> str:
+    def _next(self, player: str, out: set[str]) -> str | None:
+        """The first player after ``player`` counter-clockwise (``player`` last) who is not ``out``."""
         index = self.players.index(player)
         for step in range(1, len(self.players) + 1):
             candidate = self.players[(index + step) % len(self.players)]
-            if candidate not in self.passed:
+            if candidate not in out:
                 return candidate
-        raise AssertionError("the player on top of the trick never passes")
+        return None
 
     def _advance_from(self, player: str) -> list[Event]:
-        """Turn passes counter-clockwise to the next player still in the trick; back at the top, the trick ends."""
-        following = self._next_in_trick(player)
-        if following != self.top_owner:
+        """Turn passes counter-clockwise to the next player still in the trick; back at the top (or, when the player
+        on top has left, with no one left in the trick), the trick ends and the top's owner leads — or the next
+        player after them when they have left."""
+        following = self._next(player, self.passed | self.left)
+        if following is not None and following != self.top_owner:
             self.to_act = following
             return []
+        owner = self.top_owner
+        leader = owner if owner is not None and owner not in self.left else self._next(owner or player, self.left)
+        assert leader is not None, "a round with players in it has someone to lead"
         events: list[Event] = self._settle_chain()
-        events.append(TrickWon(following))
+        events.append(TrickWon(leader))
         self.top = self.top_owner = None
         self.passed.clear()
-        self.to_act = following
+        self.to_act = leader
         return events
 
     def _settle_chain(self) -> list[Event]:
@@ -281,11 +320,13 @@ class TienLenRound:
 
     def _end_round(self, winner: str) -> list[Event]:
         events = self._settle_chain()
-        cong = frozenset(player for player in self.players if player not in self.played)
+        cong = frozenset(p for p in self.players if p not in self.played and p not in self.left)
         for player in self.players:
             if player == winner:
                 continue
             owed = self.settings.cong if player in cong else loser_pays(self.hands[player], self.settings)
+            if player in self.left:  # a leaver pays as one who never played, or as the loser they were if more
+                owed = max(self.settings.cong, owed)
             self.payments[player] -= owed
             self.payments[winner] += owed
         return [*events, self._finish(winner, cong=cong, kind=None)]
@@ -297,6 +338,7 @@ class TienLenRound:
             chops=tuple(self.chops),
             instant_win=kind,
             cong=cong,
+            left=frozenset(self.left),
         )
         self.to_act = None
         self.top = self.top_owner = None

@@ -27,7 +27,17 @@ class Pass:
     timed_out: bool = field(default=False, compare=False, repr=False)
 
 
-Command = Play | Pass
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """``player`` leaves the round while it is played (``missed``: the room took them out after their turns ran out
+    one after another). They play no more; the round goes on without them, and at its end they pay the winner as a
+    player who never played a card (*cóng*), or what their hand would cost them as a loser if that is more."""
+
+    player: str
+    missed: bool = field(default=False, compare=False, repr=False)
+
+
+Command = Play | Pass | Leave
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +51,12 @@ class Played:
 @dataclass(frozen=True, slots=True)
 class Passed:
     player: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerLeft:
+    player: str
+    missed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +85,7 @@ class RoundResult:
     chops: tuple[ChainSettled, ...]
     instant_win: InstantWin | None
     cong: frozenset[str]
+    left: frozenset[str] = frozenset()  # left while it was played: they paid as leavers
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,4 +93,4 @@ class RoundEnded:
     result: RoundResult
 
 
-Event = Played | Passed | TrickWon | ChainSettled | RoundEnded
+Event = Played | Passed | PlayerLeft | TrickWon | ChainSettled | RoundEnded

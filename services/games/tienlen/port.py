@@ -28,6 +28,7 @@ from services.games.base import (
     Expecting,
     GameSettingsError,
     NotExpectedError,
+    NotYourMoveError,
     Payout,
     Window,
 )
@@ -35,7 +36,7 @@ from services.games.rooms import CloseSeating, Deal, Dealt, PhaseChanged, RoomGa
 from services.games.tienlen import cards as tl
 from services.games.tienlen.engine import HAND_SIZE, TienLenRound
 from services.games.tienlen.errors import IllegalPlayError
-from services.games.tienlen.events import Event, Pass, Play
+from services.games.tienlen.events import Event, Leave, Pass, Play
 from services.games.tienlen.experience import DEFAULT_TIERS
 from services.games.tienlen.series import Series
 from services.games.tienlen.settings import TienLenSettings
@@ -54,6 +55,8 @@ class RoomSettings:
     seated_ms: int = 0
     turn_ms: int = 20_000
     tier: int = 1  # of experience.DEFAULT_TIERS: the ĐKN needed to sit, and the award per round played
+    # A player whose turn runs out this many times in a row is taken out of the round as a leaver (``Drop``).
+    missed_turns: int = 3
     deal: str = "shoe"  # or "online": a committed server shuffle deals (rooms.DEALS)
     rules: TienLenSettings = field(default_factory=TienLenSettings)
 
@@ -82,7 +85,14 @@ class Continue:
         return Series(self.previous_winner, self.after_instant_win, dict(self.cong_streak))
 
 
-Command = Sit | CloseSeating | Deal | Play | Pass | Void | Continue
+@dataclass(frozen=True)
+class Drop:
+    """``player``'s turn ran out ``missed_turns`` times in a row: the room takes them out of the round, as a leaver."""
+
+    player: str
+
+
+Command = Sit | CloseSeating | Deal | Play | Pass | Void | Continue | rooms.Leave | Drop
 
 
 class Phase(StrEnum):
@@ -100,7 +110,7 @@ class SeriesCarried:
     previous_winner: str | None
 
 
-RoomEvent = Seated | Dealt | SeriesCarried | PhaseChanged | Event
+RoomEvent = Seated | Dealt | SeriesCarried | PhaseChanged | rooms.Left | rooms.Freed | Event
 
 
 @dataclass
@@ -149,10 +159,23 @@ class TienLen(RoomGame[Room]):
                 self._playing(round_).verify_play(player, cards)
             case Pass(player=player):
                 self._playing(round_).verify_pass(player)
+            case rooms.Leave(player=player) | Drop(player=player):
+                self._check_leave(round_, player, isinstance(command, Drop))
             case Void(reason=reason):
                 rooms.check_void(round_.phase, reason)
             case _:
                 raise NotExpectedError(f"unknown command {command!r}")
+
+    def _check_leave(self, round_: Room, player: str, dropped: bool) -> None:
+        if player not in round_.seats.values():
+            raise NotYourMoveError(f"{player} has no seat in this round", reason="not_seated")
+        if dropped and round_.engine is not None and round_.engine.to_act != player:
+            raise NotExpectedError(f"{player}'s turn is not the one running out")
+        if round_.phase == Phase.SEATING and not dropped:
+            return
+        if round_.phase == Phase.DEALING:
+            raise NotExpectedError("the cards are being dealt: leave once the round is played", reason="dealing")
+        self._playing(round_).verify_leave(player)
 
     def apply(self, round_: Room, command: Command) -> list[Any]:
         self.verify(round_, command)
@@ -184,6 +207,14 @@ class TienLen(RoomGame[Room]):
                 events += self._playing(round_).play(player, cards)
             case Pass(player=player):
                 events += self._playing(round_).pass_turn(player)
+            case rooms.Leave(player=player) if round_.phase == Phase.SEATING:  # before the deal: the hold comes back
+                seat = next(seat for seat, holder in round_.seats.items() if holder == player)
+                del round_.seats[seat]
+                events += [rooms.Left(seat), rooms.Freed(seat)]
+            case rooms.Leave(player=player):
+                events += self._playing(round_).leave(player)
+            case Drop(player=player):
+                events += self._playing(round_).leave(player, missed=True)
             case Void():
                 round_.phase = Phase.VOID
         if round_.phase == Phase.PLAYING and round_.engine is not None and round_.engine.result is not None:
@@ -209,6 +240,8 @@ class TienLen(RoomGame[Room]):
             case Continue(previous_winner=winner, after_instant_win=instant, cong_streak=streak):
                 return {"type": "continue", "previous_winner": winner, "after_instant_win": instant,
                         "cong_streak": [list(item) for item in streak]}  # fmt: skip
+            case Drop(player=player):
+                return {"type": "drop", "player": player}
         return None
 
     def move_from_dict(self, data: Mapping[str, Any]) -> Command | None:
@@ -221,6 +254,8 @@ class TienLen(RoomGame[Room]):
                 winner = data["previous_winner"]
                 streak = tuple((str(player), int(count)) for player, count in data["cong_streak"])
                 return Continue(None if winner is None else str(winner), bool(data["after_instant_win"]), streak)
+            case "drop":
+                return Drop(str(data["player"]))
         return None
 
     def timeout(self, round_: Room) -> Command:
@@ -228,9 +263,22 @@ class TienLen(RoomGame[Room]):
             return CloseSeating()
         if round_.phase == Phase.PLAYING and round_.engine is not None:
             command = round_.engine.timeout_command()
+            if command is not None and self._missed(round_, command.player) + 1 >= round_.settings.missed_turns:
+                return Drop(command.player)
             if command is not None:
                 return command
         raise NotExpectedError(f"no window is open (phase {round_.phase})")
+
+    @staticmethod
+    def _missed(round_: Room, player: str) -> int:
+        """How many of ``player``'s last turns in a row ran out."""
+        missed = 0
+        for command in reversed(round_.commands):
+            if isinstance(command, Play | Pass) and command.player == player:
+                if not command.timed_out:
+                    break
+                missed += 1
+        return missed
 
     # ---- reading a round ---------------------------------------------------------------
 
@@ -282,6 +330,9 @@ class TienLen(RoomGame[Room]):
             owner = next((s for s, p in round_.seats.items() if p == engine.top_owner), None)
             view["table"] = {"cards": tl.codes(sorted(engine.top.cards)) if engine.top else [], "seat": owner}
             view["passed"] = sorted(s for s, p in round_.seats.items() if p in engine.passed)
+            view["left"] = sorted(s for s, p in round_.seats.items() if p in engine.left)
+            dropped = {move.player for move in engine.history if isinstance(move, Leave) and move.missed}
+            view["dropped"] = sorted(s for s, p in round_.seats.items() if p in dropped)  # their turns ran out
             seat_of = {player: seat for seat, player in round_.seats.items()}
             view["turn"] = seat_of.get(engine.to_act) if engine.to_act else None
             moved = round_.commands[-1]  # the last move, when it was made for a player whose turn ran out: said
