@@ -51,6 +51,13 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--dragontiger", type=non_negative_int, default=0, help="Dragon Tiger tables per seed besides (default 0)"
     )
+    parser.add_argument(
+        "--maubinh", type=non_negative_int, default=0,
+        help="Mậu Binh rooms per seed besides (odd ones dealt from the shoe, even ones online; default 0)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--tienlen", type=non_negative_int, default=0, help="Tiến Lên rooms per seed besides (as --maubinh; default 0)"
+    )
     parser.add_argument("--faults", type=faults, default=frozenset(FAULTS), help="all (default), none, or a,b,…")
     parser.add_argument("--jobs", type=positive_int, default=1, help="seeds run side by side, one process each")
     parser.add_argument(
@@ -87,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
             tables=args.tables,
             baccarat=args.baccarat,
             dragontiger=args.dragontiger,
+            maubinh=args.maubinh,
+            tienlen=args.tienlen,
             faults=args.faults,
         )
         for number in range(args.seed, args.seed + args.seeds)

@@ -84,7 +84,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
     _retry_at: datetime | None = None  # after a step failed: not before then
     _last_message: tuple[str, int] = ("", 0)  # (boot, seq) of the last message taken from this table's shoe
     _journal_read: int = 0  # the newest journal row this copy knows of: a card entered by hand after it is news
-    _most_cards: int = 0  # the most cards one round of the table's game takes (read once)
+    _most_cards: int | None = None  # the most cards one round of the table's game takes (read once; 0: online)
     burn_left: int | None = None  # cards still to burn at the new shoe (``shoestart``)
     burn_of: int = 0
     cut: bool = False  # the shoe's cut card came out (``shoestart``)
@@ -328,7 +328,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
         return self.feed_start().next_seq
 
     def most_cards(self) -> int:
-        if not self._most_cards:
+        if self._most_cards is None:  # an online room takes none: 0 is an answer, not "not read yet"
             self._most_cards = self.service.most_cards(self.table_id)
         return self._most_cards
 

@@ -42,6 +42,13 @@ class Shuffle:
         random.SystemRandom().shuffle(deck)
         return cls(tuple(deck), secrets.token_hex(SALT_BYTES))
 
+    @classmethod
+    def drawn(cls, rng: random.Random) -> Shuffle:
+        """A shuffle from ``rng`` — for a simulation that must replay from its seed, never for a table."""
+        deck = list(FULL_DECK)
+        rng.shuffle(deck)
+        return cls(tuple(deck), f"{rng.getrandbits(SALT_BYTES * 8):0{SALT_BYTES * 2}x}")
+
     def preimage(self) -> str:
         return ",".join(str(card) for card in self.deck) + ":" + self.salt
 

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from services.cards import Card
 from services.db.unit_of_work import run_transaction
 from services.games.base import PUBLIC, VOID, CardWanted, Game, NotExpectedError, Window
+from services.games.shuffle import Shuffle
 from services.ledger import Ledger, StakeResult, settle_round
 from services.ledger.locks import AccountIds
 from services.observability import metrics
@@ -68,6 +69,8 @@ class RoundCore:
         self.fence: Callable[[Session, str], None] | None = None
         # the operator's wallet, for the stakes of ``wallet: operator`` tables (the API process's; payouts need none)
         self.wallet: SeamlessWallet | None = None
+        # where an online room's committed shuffle comes from (the operating system's randomness; a simulation's seed)
+        self.shuffle: Callable[[], Shuffle] = Shuffle.new
 
     def table(self, session: Session, table_id: str) -> TableInfo:
         """The table's game, currency and wallet (they never change, so each is looked up once)."""

@@ -11,7 +11,6 @@ from sqlalchemy.orm import Session
 
 from services.db.unit_of_work import run_transaction
 from services.games.base import FINISHED, Window
-from services.games.shuffle import Shuffle
 from services.journal.models import DECK_HELD, DeckReport
 from services.ledger.ledger import validate_currency
 from services.rounds import checks
@@ -149,7 +148,7 @@ class TableRounds(RoundCore):
                 verify_window_ms=table.verify_window_ms, result_pause_ms=table.result_pause_ms,
             )  # fmt: skip
             if port.deals_online(settings):  # the deck is fixed, and its commitment public, before anyone acts
-                shuffle = Shuffle.new()
+                shuffle = self.shuffle()
                 round_.shuffle_commitment = shuffle.commitment()
                 round_.shuffle_deck = ",".join(str(card) for card in shuffle.deck)
                 round_.shuffle_salt = shuffle.salt

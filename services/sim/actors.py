@@ -28,8 +28,8 @@ from services.rounds import decks
 from services.rounds.checks import MISMATCH, UNSEEN, VERIFYING
 from services.rounds.errors import FlowChangedError, RoundError
 from services.rounds.proposals import Origin
-from services.sim.checks import Violation
 from services.sim.dealer import deck
+from services.sim.runs import Violation
 
 if TYPE_CHECKING:
     from services.sim.world import Simulation
@@ -176,7 +176,11 @@ class Players:
             return
         bet = {"side": "tie", "stake": 13} if self.sim.games[self.table] in SPOTS else {
             "side": "player", "seat": "A", "stake": 13}  # fmt: skip
-        other = dict(request.body, **({"amount": 7} if request.action == "insurance" else {"bets": [bet]}))
+        another: dict[str, dict[str, Any]] = {
+            "insurance": {"amount": 7},
+            "sit": {"seat": "4" if request.body.get("seat") != "4" else "1"},
+        }
+        other = dict(request.body, **another.get(request.action, {"bets": [bet]}))
         self.sim.later(self.rng.uniform(10, 1_000), f"{request.player} reuses a key for another {request.action}",
                        lambda: self._conflict(Request(request.player, request.round_id, request.action, other,
                                                       request.key)), self.table)  # fmt: skip
@@ -304,7 +308,10 @@ class Operator:
             return
         index = self.rng.randrange(len(view))
         others = [card for card in deck(self.rng) if str(card) not in view]
+        if not others:  # the whole deck is in the round (a room): no card to put in its place
+            return
         cards = {index: others[0]}
+        self.sim.checker.roads.pop(round_id, None)  # its roads as shown before the correction are not its roads now
         self._try(lambda: self.sim.api.recalculate(round_id, cards, "sim-video", "sim-operator"), "")
 
     def _try(self, action: Callable[[], Any], table: str) -> None:

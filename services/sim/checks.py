@@ -12,6 +12,7 @@ import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -27,6 +28,8 @@ from services.rounds.adapters import Catalog
 from services.rounds.engines import load
 from services.rounds.models import GameTable, Round, Wager
 from services.rounds.service import stored_result
+from services.sim.room_checks import room_round
+from services.sim.runs import Violation
 
 TRANSFERS = cast(Table, Transfer.__table__)
 TOTALS = select(
@@ -76,12 +79,6 @@ CARD_TOKEN = re.compile(r"(?<![0-9A-Za-z])[2-9TJQKA][SHDC](?![0-9A-Za-z])")
 PLAYER_SIDE = frozenset({AccountKind.WALLET, AccountKind.HOLD})
 
 
-class Violation(Exception):
-    """An invariant that did not hold."""
-
-    code = "invariant"
-
-
 @dataclass
 class _Hold:
     amount: int = 0  # as placed
@@ -122,6 +119,8 @@ class Checker:
         self._last_alerts: dict[str, set[tuple[str, str]]] = defaultdict(set)
         self.accepted: dict[str, Accepted] = defaultdict(Accepted)
         self.verified: set[str] = set()  # rounds whose money was checked at their end
+        self.rooms: dict[str, str] = {}  # room table -> its game (players against each other: their own checks)
+        self.roads: dict[str, tuple[str, Any]] = {}  # coup round -> (its phase, its roads) as last shown live
         self.views = 0
 
     # ---- after every step ----------------------------------------------------------------
@@ -362,8 +361,9 @@ class Checker:
             self._alerts_before[round_id] = set(self._last_alerts[table])
         self.face_down[round_id] = now
 
-    def view(self, audience: str, table: str, view: dict[str, Any]) -> None:
-        """No card the dealer dealt face down may appear in any output before its round ends."""
+    def view(self, audience: str, table: str, view: dict[str, Any], own: AbstractSet[str] = frozenset()) -> None:
+        """No card the dealer dealt face down may appear in any output before its round ends (a seated player's own
+        view: but their ``own`` cards)."""
         self.views += 1
         alerts = {(str(a.get("at")), str(a.get("message"))) for a in view.get("alerts", [])}
         if alerts:
@@ -375,7 +375,7 @@ class Checker:
         before = self._alerts_before.get(str(round_id), set())
         shown = {key: value for key, value in view.items() if key != "alerts"}
         shown["alerts"] = [a for a in view.get("alerts", []) if (str(a.get("at")), str(a.get("message"))) not in before]
-        leaked = hidden & set(_card_tokens(shown))
+        leaked = (hidden - own) & set(_card_tokens(shown))
         if leaked:
             raise Violation(
                 f"the {audience} view of round {round_id} ({view.get('phase')}) shows face-down card "
@@ -404,7 +404,13 @@ class Checker:
                         stored_result(port, engine)
                     ):
                         raise Violation(f"round {round_.id}: the stored result is not what its log replays to")
-                    self.view("public", table, port.view(engine, PUBLIC) | {"round_id": round_.id})
+                    public = port.view(engine, PUBLIC)
+                    self.view("public", table, public | {"round_id": round_.id})
+                    phase, roads = self.roads.get(round_.id, ("", None))
+                    if phase == round_.phase and roads != public.get("roads"):  # (a later view may have been lost)
+                        raise Violation(f"round {round_.id}: the roads shown live are not those its log rebuilds")
+                    if table in self.rooms:
+                        room_round(session, round_, port, engine, self.rooms[table])
                 shoe_id, boot_id, last = shoes[table]
                 seqs = session.scalars(
                     select(ShoeJournal.seq).where(

@@ -38,7 +38,7 @@ class Dealer:
             sim.later(self.rng.uniform(10, 100), f"{table} dealer loads the first shoe", self.new_deck, table)
         self.out: list[Card] = []  # cards of the current deck already out of the shoe
         self.view: dict[str, Any] = {}
-        self.dealt: dict[tuple[str, str, int], tuple[Card, int]] = {}  # request -> (card, its refusals seen then)
+        self.dealt: dict[tuple[str, str, int], tuple[Card, frozenset[str]]] = {}  # request -> (card, refusals then)
         self._reloaded_for = ""
         self._pending: set[tuple[str, str, int]] = set()
 
@@ -60,7 +60,7 @@ class Dealer:
         wanted = view.get("next_card")
         if wanted:
             key = (str(view.get("round_id")), str(wanted["position"]), int(wanted["index"]))
-            again = key in self.dealt and self._refusals(key) > self.dealt[key][1]
+            again = key in self.dealt and bool(self._refusals(key) - self.dealt[key][1])
             if key not in self._pending and (key not in self.dealt or again):
                 self._pending.add(key)
                 self.sim.later(self.rng.uniform(150, 700), f"{self.table} dealer deals {key[1]}{key[2]}",
@@ -96,7 +96,7 @@ class Dealer:
         card = self._pull()
         burn = key[1] == "burn"  # the new shoe's burn, as the console asks for it
         if not void:
-            self.dealt[key] = (card, 0)
+            self.dealt[key] = (card, frozenset())
             self.dealt[key] = (card, self._refusals(key))
         if sim.fault("misread", 0.03):  # the shoe could not read it: the dealer scans it again
             sim.send_alarm(self.table, shoe.misread())
@@ -117,19 +117,21 @@ class Dealer:
         procedure says; the scan may never have reached the controller)."""
 
         def check() -> None:
-            if self._wants(key) and self.dealt[key][0] == card and self._refusals(key) == self.dealt[key][1]:
+            if self._wants(key) and self.dealt[key][0] == card and not self._refusals(key) - self.dealt[key][1]:
                 self.sim.count("dealer_rescans")
                 self.sim.send_card(self.table, self.sim.shoes[self.table].card(card))
                 self._watch(key, card)
 
         self.sim.later(STALE_MS, f"{self.table} dealer checks {key[1]}{key[2]} was taken", check, self.table)
 
-    def _refusals(self, key: tuple[str, str, int]) -> int:
-        """How many refusals on the console may be of the card dealt for ``key`` (one the dealer must replace: a
-        card of a new deck that this round already has; the console does not name a face-down one)."""
+    def _refusals(self, key: tuple[str, str, int]) -> frozenset[str]:
+        """The refusals on the console (by when they were raised) that may be of the card dealt for ``key`` (one
+        the dealer must replace: a card of a new deck that this round already has; the console does not name a
+        face-down one). A refusal not among those seen when the card was dealt is new: the console keeps only its
+        latest alerts, so they are told apart by time, not counted."""
         card = str(self.dealt[key][0])
-        return sum(
-            1
+        return frozenset(
+            str(alert["at"])
             for alert in self.view.get("alerts", [])
             if alert["kind"] == "refused_card"
             and (alert.get("card") == card or alert["message"].startswith("a face-down card"))

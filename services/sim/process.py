@@ -102,6 +102,7 @@ class ControllerProcess:
     def __init__(self, sim: Simulation, generation: int) -> None:
         self.sim, self.generation = sim, generation
         self.service = RoundService(session_factory(sim.engine), sim.clock, games=STUDIO_GAMES)
+        self.service.shuffle = sim.shuffle
         self.leases = Leases(self.service.sessions, f"sim-controller-{generation}", sim.clock)
         tables = {
             table: ControllerSettings(

@@ -22,7 +22,15 @@ FAULTS: dict[str, str] = {
     "operator": "operators void rounds (settled or not) and correct settled rounds' cards",
     "camera": "an overhead camera checks the shoe (verify warn or hold): it misses a card, sees another or sees it "
     "late; operators confirm the disputed reads",
+    "leave": "room players leave: before the deal (the hold comes back) or during the hand (they pay as leavers)",
+    "kick": "a seated Mậu Binh player is never ready: the ready check removes them",
 }
+
+
+class Violation(Exception):
+    """An invariant that did not hold."""
+
+    code = "invariant"
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,8 @@ class SimSettings:
     tables: int = 2
     baccarat: int = 0  # baccarat tables besides (8-deck shoes: the burn, the cut card)
     dragontiger: int = 0  # and Dragon Tiger tables
+    maubinh: int = 0  # Mậu Binh rooms besides (odd ones dealt from the shoe, even ones online)
+    tienlen: int = 0  # and Tiến Lên rooms
     faults: frozenset[str] = frozenset(FAULTS)
     players: int = 4  # per table
     betting_ms: int = 2_500
@@ -41,6 +51,14 @@ class SimSettings:
     def coups(self) -> dict[str, int]:
         """How many tables of each coup game a run has besides its Pok Deng ones."""
         return {"baccarat": self.baccarat, "dragontiger": self.dragontiger}
+
+    def rooms(self) -> dict[str, int]:
+        """How many rooms of each room game a run has."""
+        return {"maubinh": self.maubinh, "tienlen": self.tienlen}
+
+    def others(self) -> dict[str, int]:
+        """Every table a run has besides its Pok Deng ones, by game."""
+        return self.coups() | self.rooms()
 
 
 @dataclass
@@ -59,5 +77,5 @@ class Report:
     def command(self) -> str:
         s = self.settings
         faults = ",".join(sorted(s.faults)) if s.faults != frozenset(FAULTS) else "all"
-        tables = f"--tables {s.tables}" + "".join(f" --{game} {n}" for game, n in s.coups().items() if n)
+        tables = f"--tables {s.tables}" + "".join(f" --{game} {n}" for game, n in s.others().items() if n)
         return f"studio sim --seed {s.seed} --rounds {s.rounds} {tables} --faults {faults or 'none'}"

@@ -29,17 +29,19 @@ from services.catalog import STUDIO_GAMES
 from services.controller.runner import Writer
 from services.db import session_factory
 from services.games.base import FINISHED
+from services.games.shuffle import Shuffle
 from services.ledger.wallets import WalletService
 from services.rounds.models import Round
 from services.rounds.players import PlayerService
 from services.rounds.service import Applied, RoundService
 from services.shoe.signing import KeyRing, new_key, sign
-from services.sim.actors import Operator, Players
+from services.sim.actors import REFUSALS, Operator, Players
 from services.sim.actors import new_key as request_key
-from services.sim.checks import Checker, Violation
+from services.sim.checks import Checker
 from services.sim.dealer import Camera, Dealer
 from services.sim.process import WAKES, ControllerProcess, DatabaseFaults, Killed
-from services.sim.runs import Report, SimSettings
+from services.sim.rooms import ROOMS, RoomPlayers, room_deal
+from services.sim.runs import Report, SimSettings, Violation
 from services.sim.transport import Network, NetworkFaults, Scheduler, SimClock, SimShoe
 
 DRAIN = timedelta(minutes=1)  # after the last round: the time the shoes' last messages have to reach the controller
@@ -47,6 +49,7 @@ STUCK = timedelta(minutes=10)  # a round not ended after this much simulated tim
 SPIN = 200  # the controller's wakes in a row with nothing else between them: it spins
 ROUTINE = ("shoe heartbeat", "shoe status", WAKES, "waits for the lease", "feed checks its gap")
 TRACE = 400  # the steps kept per table for a violation's trace
+PREFIX = {"baccarat": "B", "dragontiger": "D", "maubinh": "M", "tienlen": "L"}  # a table's name: prefix and number
 log = logging.getLogger("studio.sim")
 
 
@@ -60,6 +63,8 @@ class Simulation:
         sessions = session_factory(engine)
         self.checker = Checker(sessionmaker(engine, expire_on_commit=False), STUDIO_GAMES)
         self.api = RoundService(sessions, self.clock, games=STUDIO_GAMES)  # the API process's
+        self.shuffles = random.Random(f"shuffles:{settings.seed}")  # online rooms' decks: the seed's, as all else
+        self.api.shuffle = self.shuffle
         self.wallets = WalletService(sessions, "THB")
         faulty = "network" in settings.faults
         self.network = Network(
@@ -68,7 +73,7 @@ class Simulation:
         )  # fmt: skip
         self.tables = [f"{tag}T{n}" for n in range(1, settings.tables + 1)]
         self.games = {table: "pokdeng" for table in self.tables} | {
-            f"{tag}{game[0].upper()}{n}": game for game, count in settings.coups().items() for n in range(1, count + 1)
+            f"{tag}{PREFIX[game]}{n}": game for game, count in settings.others().items() for n in range(1, count + 1)
         }
         self.tables = list(self.games)
         keys = {table: new_key(f"{table}-shoe") for table in self.tables}
@@ -106,11 +111,15 @@ class Simulation:
         rules = {"baccarat": (coup := {"betting_ms": s.betting_ms, **limits}), "dragontiger": coup, "pokdeng": {
                  "betting_window_ms": s.betting_ms,
                  "insurance_window_ms": s.insurance_ms, "decision_window_ms": s.decision_ms, **limits}}  # fmt: skip
+        rules |= ROOMS
         registry = PlayerService(self.api.sessions)
         for table in self.tables:  # the checker counts each card up to the table's decks
-            self.api.create_table(table, "THB", rules[self.games[table]], game=self.games[table],
-                                  allow_return_over_100=True, verify=self.verify[table])  # fmt: skip
+            game = self.games[table]
+            settings = rules[game] | ({"deal": room_deal(table)} if game in ROOMS else {})
+            self.api.create_table(table, "THB", settings, game=game, allow_return_over_100=True,
+                                  verify=self.verify[table])  # fmt: skip
             self.checker.decks[table] = self.api.decks(table)
+        self.checker.rooms = {table: game for table, game in self.games.items() if game in ROOMS}
         self.dealers = {table: Dealer(self, table) for table in self.tables}
         self.watchers = {table: Camera(self, table) for table in self.cameras}
         self.players: dict[str, Players] = {}
@@ -119,7 +128,7 @@ class Simulation:
             for name in names:
                 registry.register(name)
                 self.wallets.deposit(name, self.rng.choice((300, 2_000, 20_000, 100_000)), request_key(self.rng), "sim")
-            self.players[table] = Players(self, table, names)
+            self.players[table] = (RoomPlayers if self.games[table] in ROOMS else Players)(self, table, names)
         self.operator = Operator(self)
         self.start_controller()
         for table in self.tables:
@@ -208,6 +217,10 @@ class Simulation:
 
     # ---- what the actors use -----------------------------------------------------------------
 
+    def shuffle(self) -> Shuffle:
+        """An online room's committed shuffle, drawn from the seed (whichever process opens the round)."""
+        return Shuffle.drawn(self.shuffles)
+
     def later(self, ms: float, what: str, run: Callable[[], None], table: str = "") -> None:
         self.scheduler.after(ms, what, run, table)
 
@@ -239,6 +252,24 @@ class Simulation:
             return {}
         self.checker.view(f"{player}'s own", table, view)
         return view
+
+    def seat_view(self, table: str, seat: str, player: str) -> dict[str, Any]:
+        """A seated player's own view through the API (``/v1/tables/{t}/seats/{seat}/stream``): their hand, and
+        none of the others' before the round shows them."""
+        try:
+            view = self.api.seat_view(table, seat, player)
+        except DBAPIError:
+            self.count("answered_503")
+            return {}
+        except REFUSALS:  # the seat is no longer theirs (they left, or the round moved on)
+            return {}
+        own = {str(code) for code in ((view.get("hands") or {}).get(seat) or {}).get("cards", []) if code}
+        self.checker.view(f"{player}'s seat {seat}", table, view, own=own)
+        return view
+
+    def latest_view(self, table: str) -> dict[str, Any]:
+        """The table's latest public state, as published."""
+        return self._latest.get(table, {})
 
     def round_cards(self, round_id: str) -> list[str]:
         """The round's cards, as the operator reads them off the video."""
@@ -360,6 +391,8 @@ class Simulation:
         number = view.get("number") or 0
         if number >= int(self._latest.get(table, {}).get("number") or 0):
             self._latest[table] = view
+        if "roads" in view:  # a coup's roads as shown live: rebuilt from the log at the end, they must be the same
+            self.checker.roads[str(view.get("round_id"))] = (str(view.get("phase")), view["roads"])
         self.players[table].on_view(view)
         self.operator.on_view(table, view)
 

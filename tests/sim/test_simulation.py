@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -115,9 +116,9 @@ def test_the_command_reproduces_a_run_whatever_the_hash_seed(tmp_path: Path) -> 
 # ---- the checks can fail: production code broken on purpose is caught -------------------------------
 
 
-def first_violation(make: Callable[[], Engine], rounds: int = 12) -> tuple[int, str] | None:
+def first_violation(make: Callable[[], Engine], rounds: int = 12, **options: Any) -> tuple[int, str] | None:
     for seed in MUTANT_SEEDS:
-        report = simulate(make(), seed, rounds)
+        report = simulate(make(), seed, rounds, **options)
         if report.violation is not None:
             return seed, report.violation
     return None
@@ -172,6 +173,72 @@ def test_a_controller_that_forgets_the_deck_on_restart_is_caught(
     caught = first_violation(fresh_engine, rounds=30)
     assert caught is not None, "a deck forgotten on restart went unnoticed"
     assert any(sign in caught[1] for sign in ("twice", "recovered", "the journal says")), caught
+
+
+# ---- the rooms: Mậu Binh and Tiến Lên, from the shoe and online ---------------------------------------
+
+
+ROOMS_ONLY = {"tables": 1, "maubinh": 2, "tienlen": 2}  # M1/L1 dealt from the shoe, M2/L2 online
+
+
+def test_rooms_run_with_every_fault_and_their_players_sit_leave_arrange_and_play(
+    fresh_engine: Callable[[], Engine],
+) -> None:
+    report = simulate(fresh_engine(), 3, 40, **ROOMS_ONLY)
+    assert report.violation is None, "\n".join([report.violation or "", *report.trace])
+    counts = report.counts
+    for action in ("sit", "ready", "arrange", "play", "pass", "leave"):
+        assert counts.get(f"accepted_{action}", 0) > 0, (action, counts)
+    assert counts.get("refused_rule_violation", 0) > 0, "plays the rules refuse, binh lủng unconfirmed: refused"
+
+
+def test_another_players_hand_in_a_seats_view_is_caught(
+    fresh_engine: Callable[[], Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services.games.maubinh.port import MauBinh
+
+    real = MauBinh.hidden
+
+    def leaky(self: MauBinh, round_: Any, audience: Any) -> frozenset[Any]:
+        return frozenset() if audience.kind == "player" else real(self, round_, audience)
+
+    monkeypatch.setattr(MauBinh, "hidden", leaky)
+    caught = first_violation(fresh_engine, 12, **ROOMS_ONLY)
+    assert caught is not None and "seat" in caught[1] and "before its reveal" in caught[1], caught
+
+
+def test_experience_points_for_a_player_who_left_are_caught(
+    fresh_engine: Callable[[], Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services.rounds.models import ExperienceAward
+    from services.rounds.tienlen import TienLenAdapter
+
+    def generous(self: TienLenAdapter, service: Any, session: Any, round_: Any, engine: Any) -> None:
+        for player in engine.players:  # every seated player, leavers too
+            session.add(ExperienceAward(round_id=round_.id, player=player, points=1, awarded_at=service.clock.now()))
+
+    monkeypatch.setattr(TienLenAdapter, "settled", generous)
+    caught = first_violation(fresh_engine, 30, **ROOMS_ONLY)
+    assert caught is not None and "experience points" in caught[1], caught
+
+
+def test_a_room_payout_that_leaves_money_with_the_house_is_caught(
+    fresh_engine: Callable[[], Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services.games.maubinh.port import MauBinh
+
+    real = MauBinh.payouts
+
+    def skimming(self: MauBinh, round_: Any) -> Any:
+        found = real(self, round_)
+        if found:
+            loser = min(found, key=lambda payout: payout.net)
+            found = [replace(p, net=p.net - 1) if p is loser else p for p in found]  # one unit more from the loser
+        return found
+
+    monkeypatch.setattr(MauBinh, "payouts", skimming)
+    caught = first_violation(fresh_engine, 12, **ROOMS_ONLY)
+    assert caught is not None and "with the house" in caught[1], caught
 
 
 # ---- the command ----------------------------------------------------------------------------------
