@@ -22,6 +22,7 @@ from services.games.pokdeng import (
     collusion,
 )
 from services.games.pokdeng import events as ev
+from services.games.pokdeng.model import SEATS
 from services.games.pokdeng.port import INSURANCE, POKDENG
 from services.games.pokdeng.rtp_table import least_commission, table_returns
 from services.ledger import idempotency
@@ -112,7 +113,8 @@ class PokDengAdapter(HouseAdapter):
         self, service: RoundCore, session: Session, round_: Round, engine: PokDengRound, player: str
     ) -> dict[str, Any]:
         """The player's wagers and net (the house games'), the insurance they may buy now and the amounts the rules
-        allow, and the draw/stand choice that is theirs to make."""
+        allow, the draw/stand choice that is theirs to make, and the seats they would decide but for a larger stake
+        on the banker side (``outweighed``: the table's threshold decides those)."""
         expecting = engine.expecting
         offer: list[int] = []
         if isinstance(expecting, AwaitingInsurance) and player in expecting.eligible and player not in engine.insurance:
@@ -121,7 +123,15 @@ class PokDengAdapter(HouseAdapter):
         if isinstance(expecting, AwaitingDecision) and expecting.decider == player:
             decision = {"seat": str(expecting.seat), "points": expecting.points, "threshold": expecting.threshold}
         own: dict[str, Any] = super().yours(service, session, round_, engine, player)
-        return own | {"insurance": engine.insurance.get(player), "insurance_offer": offer, "decision": decision}
+        # the seats whose largest player-side stake is theirs but whose banker side staked more: the table decides
+        outweighed = [
+            str(seat) for seat in SEATS
+            if (backer := engine.backer(seat)) is not None and backer.player == player and engine.decider(seat) is None
+        ]  # fmt: skip
+        return own | {
+            "insurance": engine.insurance.get(player), "insurance_offer": offer, "decision": decision,
+            "outweighed": outweighed,
+        }  # fmt: skip
 
     def history(self, session: Session, round_: Round, player: str) -> dict[str, Any]:
         """The player's wagers in the round (side, seat, stake, net) and the insurance they bought."""

@@ -167,7 +167,7 @@ function betText(bet) {
 function renderPrompt() {
   const you = current();
   const prompt = $("prompt");
-  const from = JSON.stringify([view.round_id, view.phase, you.decision, you.insurance_offer, busy]);
+  const from = JSON.stringify([view.round_id, view.phase, you.decision, you.insurance_offer, you.outweighed, busy]);
   if (from === drawn.prompt) return;
   drawn.prompt = from;
   const closes = el("span", { class: "countdown" }, secondsLeft(view));
@@ -196,6 +196,14 @@ function renderPrompt() {
       el("strong", {}, t("play.insurance", { card: ((view.hands.banker || {}).cards || [])[0] })),
       el("div", { class: "hint" }, ...I18N.nodes("play.insurance_hint", { closes })),
       el("div", { class: "row" }, ...buttons));
+    prompt.hidden = false;
+    return;
+  }
+  const outweighed = view.phase === "drawing" ? you.outweighed || [] : [];
+  if (outweighed.length) { // their seat, but the banker side staked more: the table's threshold decides it, said so
+    prompt.dataset.kind = "outweighed";
+    prompt.replaceChildren(el("div", { class: "hint" },
+      t("play.outweighed", { seats: outweighed.join(", "), threshold: info.settings.default_threshold })));
     prompt.hidden = false;
     return;
   }
