@@ -53,7 +53,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--maubinh", type=non_negative_int, default=0,
-        help="Mậu Binh rooms per seed besides (odd ones dealt from the shoe, even ones online; default 0)",
+        help="Mậu Binh rooms per seed besides (from the shoe and online in turn, seed to seed; default 0)",
     )  # fmt: skip
     parser.add_argument(
         "--tienlen", type=non_negative_int, default=0, help="Tiến Lên rooms per seed besides (as --maubinh; default 0)"

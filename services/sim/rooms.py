@@ -30,9 +30,10 @@ ROOMS: Final[dict[str, dict[str, Any]]] = {  # the rooms' settings (each room ad
 FUNDS: Final = (2_000, 20_000, 100_000)  # what a room's players deposit (and a broke one tops up to)
 
 
-def room_deal(table: str) -> str:
-    """Odd rooms are dealt from the shoe, even ones online (a committed server shuffle)."""
-    return "shoe" if int(table.rsplit("L", 1)[-1].rsplit("M", 1)[-1]) % 2 else "online"
+def room_deal(number: int, seed: int) -> str:
+    """How a seed's ``number``-th room of a game is dealt: from the shoe or online (a committed server shuffle), in
+    turn — a seed's first rooms alternate between the two from one seed to the next."""
+    return "shoe" if (number + seed) % 2 else "online"
 
 
 class RoomPlayers(Players):

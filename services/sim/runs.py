@@ -40,7 +40,7 @@ class SimSettings:
     tables: int = 2
     baccarat: int = 0  # baccarat tables besides (8-deck shoes: the burn, the cut card)
     dragontiger: int = 0  # and Dragon Tiger tables
-    maubinh: int = 0  # Mậu Binh rooms besides (odd ones dealt from the shoe, even ones online)
+    maubinh: int = 0  # Mậu Binh rooms besides (from the shoe and online in turn: ``rooms.room_deal``)
     tienlen: int = 0  # and Tiến Lên rooms
     faults: frozenset[str] = frozenset(FAULTS)
     players: int = 4  # per table

@@ -115,7 +115,8 @@ class Simulation:
         registry = PlayerService(self.api.sessions)
         for table in self.tables:  # the checker counts each card up to the table's decks
             game = self.games[table]
-            settings = rules[game] | ({"deal": room_deal(table)} if game in ROOMS else {})
+            number = int(table.removeprefix(tag)[1:])  # a room is named by its game's letter and its number
+            settings = rules[game] | ({"deal": room_deal(number, s.seed)} if game in ROOMS else {})
             self.api.create_table(table, "THB", settings, game=game, allow_return_over_100=True,
                                   verify=self.verify[table])  # fmt: skip
             self.checker.decks[table] = self.api.decks(table)

@@ -178,7 +178,7 @@ def test_a_controller_that_forgets_the_deck_on_restart_is_caught(
 # ---- the rooms: Mậu Binh and Tiến Lên, from the shoe and online ---------------------------------------
 
 
-ROOMS_ONLY = {"tables": 1, "maubinh": 2, "tienlen": 2}  # M1/L1 dealt from the shoe, M2/L2 online
+ROOMS_ONLY = {"tables": 1, "maubinh": 2, "tienlen": 2}  # one of each from the shoe, one online
 
 
 def test_rooms_run_with_every_fault_and_their_players_sit_leave_arrange_and_play(
