@@ -8,7 +8,8 @@ of a real French-pattern design (``hardware.camera.devset``, seed 1, a wooden ta
 (1280×720, 1–6 cards, seeds 1000+, wood, felt and cloth, other light): frames/s, the same floor, and the accuracy
 table — right, unknown, wrong, missed (no outline found), phantoms, and the hard cards (glare over an index, heavy
 blur), where unknown is the right answer and wrong is not. ``--deck``: another deck's 52 faces (default
-``fixtures/decks/svg-cards``; ``fixtures/decks/tigullio-international`` is a second design).
+``fixtures/decks/svg-cards``; ``fixtures/decks/tigullio-international`` is a second design,
+``fixtures/decks/kennard-four-colour-jumbo`` a third, four-colour with jumbo indices, that tuned nothing).
 
 The recogniser is calibrated on the generated deck, then reads synthetic frames (rendered
 before timing, moderate distortion, glyphs and felts it was not calibrated on). OpenCV and

@@ -1,14 +1,18 @@
 """A development set that looks like photos of a real deck, for the recogniser: an openly licensed French-pattern
-design (``fixtures/decks/svg-cards``, LGPL-2.1) composited into photo-like frames.
+design (``fixtures/decks/svg-cards``, LGPL-2.1; any other deck's 52 faces with ``load_deck``) composited into
+photo-like frames.
 
 Each frame is made from its seed alone: a procedural background (``wood``, ``felt`` or ``cloth``) under uneven light,
-cards placed at any angle with a mild perspective tilt and a soft shadow, then what a camera does to a picture —
-specular glare on part of a card, motion or focus blur, a white-balance shift, sensor noise and JPEG. Two kinds:
+cards placed at any angle with a mild perspective tilt and a soft shadow, sometimes a hand reaching onto a card (over
+its index corner or beside it), then what a camera does to a picture — specular glare on part of a card, sometimes a
+bright (white) vignette that melts the edges of the cards near the frame's border into the background, motion or focus
+blur, a white-balance shift, sensor noise and JPEG. Two kinds:
 
 - ``calibration_set``: the 52 photos a studio takes of its deck, one card each, portrait 1200 × 1600 like a phone;
 - ``scenes``: table frames (1280 × 720 by default) with 1–6 cards that do not overlap, each with its code and outline,
-  marked ``hard`` where glare covers an index corner or blur smears the frame: a reader may answer "unknown" there,
-  never a wrong card.
+  marked ``hard`` where glare or a hand covers an index corner, a hand covers much of the card, a white vignette
+  melts its edge or blur smears the frame: a reader may answer "unknown" there, never a wrong card. Each card also
+  lists what it met (``marks``), so a reader's figures can be told per kind of frame (``Tally.kinds``).
 
 Calibrate on one seed range and test on others, with other backgrounds and light: nothing is shared but the design.
 """
@@ -19,7 +23,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import cv2
 import numpy as np
@@ -35,11 +39,27 @@ PHONE = (1200, 1600)  # width, height
 STUDIO = (1280, 720)
 
 
+class Effects(TypedDict, total=False):
+    """``scenes``' shares of frames with a hand, with a white vignette."""
+
+    hand_share: float
+    white_share: float
+
+
+REAL_WORLD: Effects = {"hand_share": 0.25, "white_share": 0.2}  # what the third deck's test meets
+
+
+# what a card in a scene may meet (``Placed.marks``); a card that met none is "plain"
+MARKS = ("glare over index", "glare", "heavy blur", "hand over index", "hand", "white edge", "white vignette")
+
+
 @dataclass(frozen=True)
 class Placed:
     code: str
     quad: NDArray[Any]  # the card's corners in the frame, clockwise from the face's top-left (4 × 2, float32)
-    hard: str = ""  # "glare" over an index corner, "blur": a reader may say unknown here
+    hard: str = ""  # "glare" or "hand" over an index corner (or a hand over much of it), "white" edge, "blur": a
+    # reader may say unknown here
+    marks: tuple[str, ...] = ()  # what the card met (``MARKS``)
 
 
 @dataclass(frozen=True)
@@ -48,6 +68,7 @@ class Scene:
     cards: tuple[Placed, ...]
     background: str
     seed: int
+    number: int = 0  # made from ``(seed, number)``
 
 
 def load_deck(directory: Path = SVG_CARDS) -> dict[str, Image]:
@@ -181,6 +202,90 @@ def glare(rng: np.random.Generator, frame: Image, at: tuple[float, float], size:
     frame[top:bottom, left:right] += strength * 255 * spot[..., None]
 
 
+SKIN = ((180, 200, 240), (150, 178, 225), (115, 145, 200), (80, 110, 165), (55, 75, 120))  # BGR, light to dark
+
+
+def hand(rng: np.random.Generator, frame: Image, tips: tuple[float, float], toward: float, card_height: float) -> Image:
+    """A hand reaching onto the table from the frame's border: an arm, a palm, four fingers whose tips end near
+    ``tips`` and a thumb, pointing against the direction ``toward`` (radians: where the arm lies, seen from the tips),
+    in a skin tone with its own shading and a soft shadow; drawn into the frame (float BGR, in place). A card is
+    88 mm high and a hand's fingers some 75 mm long: sizes follow ``card_height``. Returns the hand's cover (0–1)."""
+    height, width = frame.shape[:2]
+    size = card_height * rng.uniform(0.75, 1.05)
+    out = np.array([math.cos(toward), math.sin(toward)])  # from the tips along the fingers to the palm and the arm
+    across = np.array([-out[1], out[0]])
+    finger_w, finger_l = 0.19 * size, 0.8 * size
+    palm_w, palm_l = 0.9 * size, 1.0 * size
+    palm = np.array(tips) + out * (finger_l + 0.45 * palm_l)
+    mask = np.zeros((height, width), np.uint8)
+
+    def point(p: NDArray[Any]) -> tuple[int, int]:
+        return round(float(p[0]) * 4), round(float(p[1]) * 4)  # drawn with 2 fractional bits
+
+    def stroke(start: NDArray[Any], end: NDArray[Any], thickness: float) -> None:
+        cv2.line(mask, point(start), point(end), 255, max(1, int(thickness)), cv2.LINE_AA, 2)
+
+    stroke(palm, palm + out * 2 * math.hypot(width, height), 0.7 * palm_w)  # the arm, out of the frame
+    angle = math.degrees(math.atan2(out[1], out[0]))
+    axes = (int(palm_l / 2 * 4), int(palm_w / 2 * 4))
+    cv2.ellipse(mask, point(palm), axes, angle, 0, 360, 255, -1, cv2.LINE_AA, 2)
+    knuckles = palm - out * 0.4 * palm_l
+    for finger, length in enumerate(np.array([0.8, 1.0, 0.95, 0.75]) * rng.uniform(0.85, 1.1, 4)):
+        offset = (finger - 1.5) * finger_w * rng.uniform(1.0, 1.15)
+        base = knuckles + across * offset
+        bend = rng.uniform(-0.12, 0.12)  # a finger is seldom quite straight
+        tip = base - out * finger_l * length + across * (offset * rng.uniform(0.1, 0.35) + bend * finger_l)
+        stroke(base, tip, finger_w * rng.uniform(0.9, 1.05))
+    side = 1 if rng.random() < 0.5 else -1  # which hand: the thumb on one side or the other
+    thumb = palm + across * side * 0.42 * palm_w - out * 0.1 * palm_l
+    stroke(thumb, thumb + (-out * 0.55 + across * side * 0.55) * finger_l * 0.75, 1.2 * finger_w)
+    cover = cv2.GaussianBlur(mask.astype(np.float32) / 255, (0, 0), 1.0)
+    # a soft shadow on what lies under it, then the hand: rounder (darker) towards its edges, blotchy, lit as it is
+    shift = np.array([[1, 0, rng.uniform(-0.06, 0.06) * size], [0, 1, rng.uniform(0.0, 0.08) * size]], np.float32)
+    shadow = cv2.GaussianBlur(cv2.warpAffine(cover, shift, (width, height)), (0, 0), 0.05 * size)
+    frame *= (1 - rng.uniform(0.25, 0.5) * shadow)[..., None]
+    inside = cv2.distanceTransform((mask > 127).astype(np.uint8), cv2.DIST_L2, 5)
+    blotches = 0.08 * (_smooth_noise(rng, (height, width), (9, 16)) - 0.5)
+    shade = 0.7 + 0.3 * np.clip(inside / (0.1 * size), 0, 1) + blotches
+    skin = np.array(SKIN[int(rng.integers(len(SKIN)))], np.float32) * rng.uniform(0.92, 1.08, 3).astype(np.float32)
+    frame[:] = frame * (1 - cover[..., None]) + (shade[..., None] * skin[None, None, :]) * cover[..., None]
+    return cover
+
+
+def white_vignette(rng: np.random.Generator, frame: Image) -> Image:
+    """A bright vignette: the picture fades to white towards its border (a webcam's processing, a bright window or a
+    pale cloth beyond the table), so a card near the border melts into its surround; drawn into the frame (float BGR,
+    in place). Returns how far each pixel faded (0–1)."""
+    height, width = frame.shape[:2]
+    y, x = np.mgrid[0:height, 0:width].astype(np.float32)
+    cx, cy = width * rng.uniform(0.4, 0.6), height * rng.uniform(0.4, 0.6)
+    reach = np.hypot((x - cx) / (width / 2), (y - cy) / (height / 2)) / math.sqrt(2)  # 0 at the centre, ~1 in corners
+    start = rng.uniform(0.3, 0.55)
+    fade = rng.uniform(0.75, 1.0) * np.clip((reach - start) / (1 - start), 0, 1) ** rng.uniform(0.8, 1.6)
+    frame[:] = frame * (1 - fade[..., None]) + rng.uniform(235, 255) * fade[..., None]
+    return np.asarray(fade, np.float32)
+
+
+def on_face(quad: NDArray[Any], u: tuple[float, float], v: tuple[float, float], steps: int = 8) -> NDArray[Any]:
+    """Points spread over a part of the card's face (``u`` across, ``v`` down, as shares of the face), in the frame."""
+    unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    to_frame = cv2.getPerspectiveTransform(unit, quad.astype(np.float32))
+    grid = np.stack(np.meshgrid(np.linspace(*u, steps), np.linspace(*v, steps)), axis=-1).reshape(-1, 1, 2)
+    return np.asarray(cv2.perspectiveTransform(grid.astype(np.float32), to_frame).reshape(-1, 2))
+
+
+def _sample(image: Image, points: NDArray[Any]) -> NDArray[Any]:
+    x = np.clip(np.round(points[:, 0]).astype(int), 0, image.shape[1] - 1)
+    y = np.clip(np.round(points[:, 1]).astype(int), 0, image.shape[0] - 1)
+    return np.asarray(image[y, x])
+
+
+def index_regions(quad: NDArray[Any]) -> list[NDArray[Any]]:
+    """Points over the two corners where a deck prints its index (the top-left quarter-width, 30 % of the height, and
+    the same turned at the bottom-right: where any of the fixtures' designs has it, jumbo indices too)."""
+    return [on_face(quad, (0.02, 0.24), (0.02, 0.30)), on_face(quad, (0.76, 0.98), (0.70, 0.98))]
+
+
 def camera(rng: np.random.Generator, frame: Image, blur: float, motion: int) -> Image:
     """What the camera does: blur (focus or motion), a white-balance shift, sensor noise, then JPEG."""
     if motion > 1:
@@ -233,11 +338,20 @@ def scenes(
     cards: tuple[int, int] = (1, 6),
     kinds: Sequence[str] = BACKGROUNDS,
     hard_share: float = 0.15,
+    hand_share: float = 0.0,
+    white_share: float = 0.0,
+    first: int = 0,
 ) -> Iterator[Scene]:
-    """``count`` table frames, each from ``(seed, i)``: 1–6 cards of distinct codes that do not overlap."""
+    """``count`` table frames, numbered from ``first``, each made from ``(seed, number)``: 1–6 cards of distinct codes
+    that do not overlap; a hand in ``hand_share`` of them (over a card's index corner in half of those, at a corner
+    without an index in the other half), a white vignette in ``white_share`` (``REAL_WORLD``: the shares the third
+    deck's test uses). The hand and the vignette draw from a stream of their own (``(seed, number, 1)``), so the rest
+    of each frame is what it is without them: with both shares 0 (the default) the frames are those the first two
+    decks' figures were measured on."""
     width, height = size
-    for number in range(count):
+    for number in range(first, first + count):
         rng = np.random.default_rng([seed, number])
+        extra = np.random.default_rng([seed, number, 1])
         kind = str(kinds[int(rng.integers(len(kinds)))])
         frame = background(rng, kind, width, height)
         card_height = rng.uniform(0.26, 0.4) * height
@@ -256,22 +370,71 @@ def scenes(
             quad = card_quad(rng, faces[code], center, card_height * rng.uniform(0.93, 1.07), 0.04)
             lay(frame, faces[code], quad, (rng.uniform(-8, 8), rng.uniform(-8, 8), rng.uniform(0.15, 0.5)))
             placed.append(Placed(code, quad))
+        hards = [""] * len(placed)
+        marks: list[list[str]] = [[] for _ in placed]
+        if placed and extra.random() < hand_share:
+            _hand_on(extra, frame, placed, card_height, hards, marks)
         frame = uneven_light(rng, frame)
-        marked = list(placed)
         if rng.random() < hard_share and placed:  # glare right over one card's index corner
             victim = int(rng.integers(len(placed)))
             glare(rng, frame, tuple(_corners_of_index(placed[victim].quad)[0]), 0.18 * card_height, 0.9)
-            marked[victim] = Placed(placed[victim].code, placed[victim].quad, "glare")
+            hards[victim] = hards[victim] or "glare"
+            marks[victim].append("glare over index")
         elif placed and rng.random() < 0.4:  # glare somewhere on a card, not over its index
             victim = int(rng.integers(len(placed)))
             middle = placed[victim].quad.mean(axis=0)
             glare(rng, frame, (float(middle[0]), float(middle[1])), 0.25 * card_height, rng.uniform(0.3, 0.7))
+            marks[victim].append("glare")
+        if placed and extra.random() < white_share:
+            fade = white_vignette(extra, frame)
+            for at, card in enumerate(placed):
+                edge = on_face(card.quad, (-0.04, 1.04), (-0.03, 1.03), 12)  # the card's outline and just beyond
+                melted = float(_sample(fade, edge).max())
+                if melted >= 0.5:  # some of its edge and surround faded half way to white or more: melting into it
+                    hards[at] = hards[at] or "white"
+                    marks[at].append("white edge")
+                elif melted > 0.05:
+                    marks[at].append("white vignette")
         heavy = rng.random() < hard_share / 2
         blur = rng.uniform(2.5, 4.0) if heavy else rng.uniform(0.0, 1.0)
         motion = int(rng.integers(9, 15)) if heavy and rng.random() < 0.5 else int(rng.integers(0, 4))
         if heavy:
-            marked = [Placed(p.code, p.quad, p.hard or "blur") for p in marked]
-        yield Scene(camera(rng, frame, blur, motion), tuple(marked), kind, seed)
+            hards = [hard or "blur" for hard in hards]
+            marks = [[*kinds_met, "heavy blur"] for kinds_met in marks]
+        marked = tuple(
+            Placed(card.code, card.quad, hard, tuple(met)) for card, hard, met in zip(placed, hards, marks, strict=True)
+        )
+        yield Scene(camera(rng, frame, blur, motion), marked, kind, seed, number)
+
+
+def _hand_on(
+    rng: np.random.Generator,
+    frame: Image,
+    placed: list[Placed],
+    card_height: float,
+    hards: list[str],
+    marks: list[list[str]],
+) -> None:
+    """A hand reaching onto one card: its fingertips over one of its index corners, or over a corner without an index
+    (the top-right or bottom-left of the face); then each card it covers is marked by what it covers — any of an
+    index corner's region, or over a quarter of the face: hard ("hand")."""
+    victim = placed[int(rng.integers(len(placed)))]
+    over_index = rng.random() < 0.5
+    corner = (0, 2)[int(rng.integers(2))] if over_index else (1, 3)[int(rng.integers(2))]
+    centre = victim.quad.mean(axis=0)
+    depth = rng.uniform(0.12, 0.2) if over_index else rng.uniform(0.04, 0.12)  # in from the corner, along the diagonal
+    tips = victim.quad[corner] + depth * (centre - victim.quad[corner]) * 2
+    outward = victim.quad[corner] - centre
+    toward = math.atan2(float(outward[1]), float(outward[0])) + rng.uniform(-0.5, 0.5)
+    cover = hand(rng, frame, (float(tips[0]), float(tips[1])), toward, card_height)
+    for number, card in enumerate(placed):
+        on_index = max(float((_sample(cover, region) > 0.5).mean()) for region in index_regions(card.quad))
+        on_card = float((_sample(cover, on_face(card.quad, (0.0, 1.0), (0.0, 1.0), 16)) > 0.5).mean())
+        if on_index > 0.05 or on_card > 0.25:
+            hards[number] = hards[number] or "hand"
+            marks[number].append("hand over index" if on_index > 0.05 else "hand")
+        elif on_card > 0:
+            marks[number].append("hand")
 
 
 # ---- scoring a reader on the set -----------------------------------------------------------------
@@ -295,6 +458,15 @@ class Tally:
     hard_wrong: int = 0
     frames: int = 0
     confusions: list[tuple[str, str, float]] = field(default_factory=list)  # (truth, read, confidence) of each wrong
+    # per kind of card (each of its ``marks``, or "plain"): right, unknown, wrong and missed (not found), hard or not
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)
+    # each wrong read again: truth, read, confidence, the frame's number (``Scene.number``) and the card's marks
+    wrongs: list[tuple[str, str, float, int, tuple[str, ...]]] = field(default_factory=list)
+
+    def _kind(self, card: Placed, verdict: str) -> None:
+        for mark in card.marks or ("plain",):
+            counts = self.kinds.setdefault(mark, {"right": 0, "unknown": 0, "wrong": 0, "missed": 0})
+            counts[verdict] += 1
 
     @property
     def cards(self) -> int:
@@ -307,6 +479,7 @@ class Tally:
             "wrong": self.wrong, "missed": self.missed, "phantom": self.phantom, "duplicate": self.duplicate,
             "right_share": round(share, 4),
             "hard": {"right": self.hard_right, "unknown": self.hard_unknown, "wrong": self.hard_wrong},
+            "kinds": {kind: self.kinds[kind] for kind in ("plain", *MARKS) if kind in self.kinds},
         }  # fmt: skip
 
 
@@ -336,9 +509,14 @@ def score(read: Callable[[Image], Sequence[Any]], sets: Iterator[Scene]) -> Tall
             verdict = "unknown" if detection.card is None else "right" if detection.card == truth.code else "wrong"
             if verdict == "wrong":
                 tally.confusions.append((truth.code, detection.card, float(detection.confidence)))
+                seen = (truth.code, detection.card, float(detection.confidence), scene.number, truth.marks)
+                tally.wrongs.append(seen)
             name = f"hard_{verdict}" if truth.hard else verdict
             setattr(tally, name, getattr(tally, name) + 1)
+            tally._kind(truth, verdict)
         unseen = [p for i, p in enumerate(scene.cards) if i not in taken]
         tally.missed += sum(1 for p in unseen if not p.hard)
         tally.hard_unknown += sum(1 for p in unseen if p.hard)  # not found is not read wrong
+        for p in unseen:
+            tally._kind(p, "missed")
     return tally

@@ -6,24 +6,21 @@ spades): a tinted light is not red ink."""
 from __future__ import annotations
 
 from itertools import islice
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 from hardware.camera import recognizer
-from hardware.camera.devset import calibration_set, load_deck, scenes, score
-from hardware.camera.learned import DeckReader, learn
+from hardware.camera.devset import calibration_set, scenes, score
+from hardware.camera.learned import DeckReader
 from hardware.camera.recognizer import CalibrationError
-
-TIGULLIO = Path(__file__).resolve().parents[2] / "fixtures" / "decks" / "tigullio-international"
+from tests.hardware.decks import learned
 
 
 @pytest.fixture(scope="module")
 def deck() -> tuple[dict[str, Any], DeckReader]:
-    faces = load_deck(TIGULLIO)
-    return faces, DeckReader(learn(calibration_set(faces, 1)))
+    return learned("tigullio-international")
 
 
 def test_held_out_frames_of_the_second_design_are_read_with_no_wrong_card(
