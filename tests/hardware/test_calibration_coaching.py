@@ -27,6 +27,8 @@ from hardware.camera.recognizer import CARD_H, CARD_W, _sides, find_cards
 from hardware.sim.camera import calibration_photos
 from services.cli import main
 
+pytestmark = pytest.mark.xdist_group("deck-coaching")  # its module fixtures (a calibration) once, on one worker
+
 DECK = [rank + suit for suit in "SHDC" for rank in "A23456789TJQK"]
 
 

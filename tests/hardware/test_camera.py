@@ -27,6 +27,8 @@ from hardware.camera import (
 from hardware.sim.camera import FELTS, HEAVY, STYLES, Scene, SyntheticCamera, calibration_photos, render
 from services.cli import main
 
+pytestmark = pytest.mark.xdist_group("camera-glyphs")  # its module fixtures (a calibration) once, on one worker
+
 DECK = [rank + suit for suit in "SHDC" for rank in "A23456789TJQK"]
 UNSEEN_FELTS = [FELTS["blue"], FELTS["red"], FELTS["grey"]]  # calibration photos are on green
 UNSEEN_STYLES = [STYLES["bold"], STYLES["light"]]  # calibration photos use the "calibration" glyphs

@@ -21,6 +21,8 @@ from hardware.camera.learned import DeckModel, DeckReader, learn, load_reader
 from hardware.camera.recognizer import CalibrationError, RecognitionError
 from services.cli import main
 
+pytestmark = pytest.mark.xdist_group("deck-svg-cards")  # its module fixtures (a calibration) once, on one worker
+
 
 @pytest.fixture(scope="module")
 def faces() -> dict[str, Any]:

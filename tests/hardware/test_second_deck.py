@@ -17,6 +17,8 @@ from hardware.camera.learned import DeckReader
 from hardware.camera.recognizer import CalibrationError
 from tests.hardware.decks import learned
 
+pytestmark = pytest.mark.xdist_group("deck-tigullio")  # its module fixtures (a calibration) once, on one worker
+
 
 @pytest.fixture(scope="module")
 def deck() -> tuple[dict[str, Any], DeckReader]:

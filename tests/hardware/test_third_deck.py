@@ -33,6 +33,8 @@ from hardware.camera.devset import (
 from hardware.camera.learned import DeckReader
 from tests.hardware.decks import learned
 
+pytestmark = pytest.mark.xdist_group("deck-kennard")  # its module fixtures (a calibration) once, on one worker
+
 
 @pytest.fixture(scope="module")
 def deck() -> tuple[dict[str, Any], DeckReader]:

@@ -184,7 +184,7 @@ ROOMS_ONLY = {"tables": 1, "maubinh": 2, "tienlen": 2}  # one of each from the s
 def test_rooms_run_with_every_fault_and_their_players_sit_leave_arrange_and_play(
     fresh_engine: Callable[[], Engine],
 ) -> None:
-    report = simulate(fresh_engine(), 3, 40, **ROOMS_ONLY)
+    report = simulate(fresh_engine(), 3, 24, **ROOMS_ONLY)
     assert report.violation is None, "\n".join([report.violation or "", *report.trace])
     counts = report.counts
     for action in ("sit", "ready", "arrange", "play", "pass", "leave"):
