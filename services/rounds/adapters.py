@@ -104,7 +104,7 @@ class LeaveIn(Strict):
 
 def leave_action(summary: str) -> Action:
     """The ``leave`` action of a room game: the player's ``Leave`` joins the log; a seat it frees before the deal gets
-    its hold back in the same transaction (``RoomAdapter.command_freeing``)."""
+    its hold back in the same transaction (``command_freeing``)."""
 
     def run(service: RoundCore, player: str, round_id: str, _body: LeaveIn, _key: str | None) -> AppliedOut:
         return applied_out(command_freeing(service, round_id, Leave(player), player))
@@ -220,9 +220,6 @@ class RoomAdapter(Adapter):
         events = super().close(service, session, round_, engine, window, actor)
         fund_seats(service, session, round_, engine, events)
         return events
-
-    def command_freeing(self, service: RoundCore, round_id: str, command: Any, actor: str) -> Applied:
-        return command_freeing(service, round_id, command, actor)
 
 
 def command_freeing(service: RoundCore, round_id: str, command: Any, actor: str) -> Applied:

@@ -244,7 +244,9 @@ async function sit(seat) {
   sitKey = sitKey || newKey(); // one seat per click, whatever retries it takes
   const answer = await act("sit", { seat }, sitKey);
   sitKey = null;
-  if (answer) say(t("room.seated", { seat, held: format(answer.held) }), "ok", "seated");
+  // a Mậu Binh seat's hold follows the players seated; a Tiến Lên seat's is the room's, whoever sits
+  if (answer) say(t(game === "maubinh" ? "maubinh.seated" : "room.seated", { seat, held: format(answer.held) }), "ok",
+                  "seated");
 }
 
 // Mậu Binh: an arrangement the room refused as binh lủng is sent again only on the player's word, and only as it

@@ -60,8 +60,13 @@ class States:
 
     weight: Floats  # (S,) sums to 1
     points: npt.NDArray[np.int64]  # (S,) the seat's two-card points
-    free: npt.NDArray[np.bool_]  # (S,) whether the seat's decider may choose (1–7 points)
     values: Floats  # (S, 2, 4)
+
+    @property
+    def free(self) -> npt.NDArray[np.bool_]:
+        """(S,) whether the seat's decider may choose (1–7 points)."""
+        free: npt.NDArray[np.bool_] = (self.points >= 1) & (self.points <= 7)
+        return free
 
     def nets(self, commission_bps: int, ratio: float) -> Floats:
         """(S, 2): the group's net per unit of its player-side stake in each state under each action."""
@@ -83,10 +88,6 @@ class States:
         else:
             chosen = np.take_along_axis(nets, self.threshold_actions(threshold)[:, None], axis=1)[:, 0]
         return float(1 + (self.weight @ chosen) / (1 + ratio))
-
-    def best_actions(self, commission_bps: int, ratio: float) -> npt.NDArray[np.int64]:
-        nets = self.nets(commission_bps, ratio)
-        return np.where(self.free & (nets[:, DRAW] > nets[:, STAND]), DRAW, STAND).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -156,11 +157,16 @@ def least_commission(
     )
 
 
-@cache
 def table_least_commission(threshold: int, min_stake: int, max_stake: int, rule: Rule = "guarded") -> int | None:
-    """``least_commission`` on the kept table (under the guarded rule the stakes do not matter)."""
+    """``least_commission`` on the kept table, computed once per answer (under the guarded rule the stakes do not
+    matter: every table of one threshold shares it)."""
     if rule == "guarded":
         min_stake = max_stake = 1
+    return _kept_least_commission(threshold, min_stake, max_stake, rule)
+
+
+@cache
+def _kept_least_commission(threshold: int, min_stake: int, max_stake: int, rule: Rule) -> int | None:
     return least_commission(kept(), threshold, min_stake, max_stake, rule)
 
 
@@ -236,7 +242,7 @@ def build(limit: int | None = None) -> States:
     values = np.array([state_values(*rep) for rep in representatives])
     points = np.array([(POINTS[low // 4] + POINTS[high // 4]) % 10 for low, high, _ in representatives])
     weight = np.array(counts, dtype=np.float64)
-    return States(weight / weight.sum(), points, (points >= 1) & (points <= 7), values)
+    return States(weight / weight.sum(), points, values)
 
 
 def save(states: States, path: Path = TABLE) -> None:
@@ -247,8 +253,7 @@ def save(states: States, path: Path = TABLE) -> None:
 def kept(path: Path = TABLE) -> States:
     """The table as built and kept with the code."""
     with np.load(path) as data:
-        points = data["points"].astype(np.int64)
-        return States(data["weight"], points, (points >= 1) & (points <= 7), data["values"])
+        return States(data["weight"], data["points"].astype(np.int64), data["values"])
 
 
 def main(argv: list[str] | None = None) -> int:
