@@ -28,7 +28,7 @@ from services.cards import Card
 from services.catalog import STUDIO_GAMES
 from services.controller.runner import Writer
 from services.db import session_factory
-from services.games.base import FINISHED
+from services.games.base import FINISHED, PUBLIC
 from services.games.shuffle import Shuffle
 from services.ledger.wallets import WalletService
 from services.rounds.models import Round
@@ -265,8 +265,23 @@ class Simulation:
         except REFUSALS:  # the seat is no longer theirs (they left, or the round moved on)
             return {}
         own = {str(code) for code in ((view.get("hands") or {}).get(seat) or {}).get("cards", []) if code}
+        self._hidden_now(table, str(view.get("round_id")))
         self.checker.view(f"{player}'s seat {seat}", table, view, own=own)
         return view
+
+    def _hidden_now(self, table: str, round_id: str) -> None:
+        """Tell the checker the round's face-down cards as the database has them now: a room's player acts through
+        the API, so a seat's view may show a play the controller has not heard of yet (its hidden set would lag)."""
+        try:
+            with self.api.sessions() as session:
+                round_ = session.get(Round, round_id)
+                if round_ is None or round_.phase in FINISHED:
+                    return
+                port = self.api.game_of(session, round_)
+                with self.api.reading(session, round_) as engine:
+                    self.checker.hidden(table, round_id, port.hidden(engine, PUBLIC))
+        except DBAPIError:
+            self.count("answered_503")
 
     def latest_view(self, table: str) -> dict[str, Any]:
         """The table's latest public state, as published."""
