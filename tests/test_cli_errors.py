@@ -15,6 +15,8 @@ import pytest
 
 from tests.support import wait_until
 
+pytestmark = pytest.mark.xdist_group("cli-errors")  # its module fixture (70 subprocesses) once, on one worker
+
 NOBODY = "mqtt://127.0.0.1:1"  # nothing listens there: a command that got that far would fail to connect
 BAD = [
     (["nonsense"], "invalid choice: 'nonsense'"),
@@ -109,7 +111,7 @@ BAD = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a worker: xdist may run the module in pieces
 def busy_port() -> Iterator[int]:
     """A port something listens on (never assumed free or taken: this test's own socket holds it)."""
     with socket.socket() as busy:
@@ -118,7 +120,7 @@ def busy_port() -> Iterator[int]:
         yield int(busy.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a worker: xdist may run the module in pieces
 def answers(tmp_path_factory: pytest.TempPathFactory, busy_port: int) -> list[tuple[int, str, str]]:
     tmp = tmp_path_factory.mktemp("cli")
     (tmp / "empty.npz").write_bytes(b"")

@@ -75,10 +75,8 @@ def test_the_broker_shoe_controller_and_api_each_stop_cleanly_on_sigterm(tmp_pat
                       log=logs["shoe"])  # fmt: skip
         controller = studio("controller", "--tables", "S1", "--database", database, "--create-database",
                             cwd=tmp_path, log=logs["controller"])  # fmt: skip
-        port = free_port()
-        api = studio("api", "--port", str(port), "--database", database, cwd=tmp_path, log=logs["api"])
-        processes += [shoe, controller, api]
-        wait_until(lambda: any(m.payload for m in list(status.messages)), 30, "the shoe's status")
+        processes += [shoe, controller]
+        wait_until(lambda: any(m.payload for m in list(status.messages)), 60, "the shoe's status")
         sessions = session_factory(make_engine(database))
 
         def leased() -> bool:
@@ -88,8 +86,11 @@ def test_the_broker_shoe_controller_and_api_each_stop_cleanly_on_sigterm(tmp_pat
                 except OperationalError:  # the controller has created the file but not yet migrated it
                     return False
 
-        wait_until(lambda: os.path.exists(tmp_path / "studio.db") and leased(), 30, "the controller's lease")
-        wait_until(lambda: answers(f"http://127.0.0.1:{port}/healthz"), 30, "the API")
+        wait_until(lambda: os.path.exists(tmp_path / "studio.db") and leased(), 60, "the controller's lease")
+        port = free_port()  # the API after the database exists (it refuses to start on none: "no database at")
+        api = studio("api", "--port", str(port), "--database", database, cwd=tmp_path, log=logs["api"])
+        processes.append(api)
+        wait_until(lambda: answers(f"http://127.0.0.1:{port}/healthz"), 60, "the API")
         status.close()
         for process, name in ((shoe, "shoe"), (controller, "controller"), (api, "api"), (broker, "broker")):
             assert process.poll() is None, f"{name} ended early:\n{logs[name].read_text()[-2000:]}"

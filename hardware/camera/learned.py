@@ -54,6 +54,7 @@ INDEX = (0.24, 0.30)  # the index corner view, as shares of the face's width and
 INDEX_GRID = (24, 36)  # its vector's grid (width, height)
 FACE_GRID = (50, 70)  # the whole face's: fine enough for a pip's shape (a club's lobes, a spade's point)
 RED_WEIGHT = 1.5  # red ink against dark ink in a vector
+COOL_WEIGHT = 1.5  # blue or green ink against dark ink
 TINT = 0.12  # redness over the paper's that is a light's uneven tint, not ink (a pink cast reaches 0.05–0.14)
 INDEX_WEIGHT = 0.4  # the index view's share of a card's score (the rest: the whole face's)
 VARIATIONS = 8  # per calibration photo, besides the photo itself
@@ -71,8 +72,9 @@ SOFT = (3.2, 4.4)
 # card's printed frame line inside its edge makes its outline measure soft)
 BOLD = 0.15
 SOFT_BOLD = (6.5, 7.0)
-FORMAT = "studio-deck-model/2"
-OLD_FORMATS = ("studio-deck-model/1",)  # made by an earlier reader: its views no longer match, recalibrate
+FORMAT = "studio-deck-model/3"
+# made by an earlier reader (/2: no blue or green ink in its views): its views no longer match, recalibrate
+OLD_FORMATS = ("studio-deck-model/1", "studio-deck-model/2")
 
 
 def vector(view: Image, grid: tuple[int, int]) -> NDArray[np.float32]:
@@ -87,11 +89,12 @@ def vector(view: Image, grid: tuple[int, int]) -> NDArray[np.float32]:
     small = small / paper
     blue, green, red = small[..., 0], small[..., 1], small[..., 2]
     ink = np.maximum(red - np.maximum(green, blue) - TINT, 0.0)  # red ink, not a light's uneven tint
+    cool = np.maximum(np.maximum(green, blue) - red - TINT, 0.0)  # blue or green ink (a four-colour deck's pips)
     parts = []
-    for channel in (1 - small.mean(axis=2), ink):
+    for channel in (1 - small.mean(axis=2), ink, cool):
         flat = channel.ravel()
         parts.append(flat - flat.mean())
-    joined = np.concatenate([parts[0], RED_WEIGHT * parts[1]]).astype(np.float32)
+    joined = np.concatenate([parts[0], RED_WEIGHT * parts[1], COOL_WEIGHT * parts[2]]).astype(np.float32)
     return joined / (float(np.linalg.norm(joined)) + 1e-9)
 
 

@@ -62,7 +62,8 @@ def locate(photo: Image, grey: Image) -> tuple[tuple[NDArray[Any], NDArray[Any]]
     A region that runs into the photo's border is no whole card: a card cut by the frame, or a card merged with a
     bright surround (which the brighter looks of ``isolated`` may still tell apart)."""
     size = grey.shape[0] * grey.shape[1]
-    found = [pair for pair in find_cards(photo, grey, contours=True) if min(_sides(pair[0])) >= MIN_SIDE / 2]
+    looked = find_cards(photo, grey, contours=True, surround=False)  # a bright surround: ``isolated``'s brighter looks
+    found = [pair for pair in looked if min(_sides(pair[0])) >= MIN_SIDE / 2]
     found.sort(key=lambda pair: -cv2.contourArea(pair[0]))  # smaller regions: specks of the table, not a card
     if len(found) > 1 and cv2.contourArea(found[1][0]) >= SECOND_CARD * cv2.contourArea(found[0][0]):
         return None, f"{len(found)} cards found in the photo (one card per photo)"  # whole or cut by the frame

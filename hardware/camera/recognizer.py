@@ -71,17 +71,24 @@ class RecognitionError(ValueError):
 # ---- outlines and flat faces --------------------------------------------------------------
 
 
-def find_cards(frame: Image, grey: Image | None = None, min_share: float = 0.0015, contours: bool = False) -> list[Any]:
+def find_cards(
+    frame: Image, grey: Image | None = None, min_share: float = 0.0015, contours: bool = False, surround: bool = True
+) -> list[Any]:
     """The four corners of each card in the frame (clockwise from top-left of the image); with ``contours``, each
     with its outline's every point, as ``(quad, contour)``.
 
     Cards are the bright regions of one Otsu threshold, closed over small gaps; a card whose bright region is broken
     up (a court card on a pale cloth: its picture cuts its thin white margin into pieces) is found by a second look
-    at the same regions closed over wider gaps, where it does not overlap a card already found."""
+    at the same regions closed over wider gaps; with ``surround``, a card in a bright part of the table (a white
+    vignette, a lamp's pool of light) by a third look at what stands above the table's own light. A later look
+    keeps only cards that do not overlap one already found."""
     grey = cv2.GaussianBlur(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if grey is None else grey, (5, 5), 0)
-    _, mask = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    _, bright = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     found: list[tuple[NDArray[Any], Any]] = []
-    for size in CLOSINGS:
+    looks = [(bright, CLOSINGS[0]), (bright, CLOSINGS[1])]
+    if surround:
+        looks.append((_over_surround(grey), CLOSINGS[0]))
+    for mask, size in looks:
         closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((size, size), np.uint8))
         for quad, contour in _card_regions(frame, closed, min_share, contours):
             centre = quad.mean(axis=0)
@@ -93,6 +100,20 @@ def find_cards(frame: Image, grey: Image | None = None, min_share: float = 0.001
                 continue
             found.append((quad, contour))
     return [(quad, contour) if contours else quad for quad, contour in found]
+
+
+def _over_surround(grey: Image) -> Image:
+    """What stands out above the table around it: the table's own light (a lamp's fall-off, a bright vignette) is
+    taken away before one threshold, so a card in a bright corner is found as one in the middle is. The table's light
+    is the frame opened by a kernel wider than a card (the cards taken out), measured small and cheap."""
+    scale = 8
+    small = cv2.resize(grey, (grey.shape[1] // scale, grey.shape[0] // scale), interpolation=cv2.INTER_AREA)
+    width = max(3, (min(small.shape[:2]) // 2) | 1)
+    table = cv2.morphologyEx(small, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (width, width)))
+    table = cv2.resize(cv2.GaussianBlur(table, (0, 0), 3), grey.shape[::-1], interpolation=cv2.INTER_LINEAR)
+    above = cv2.subtract(grey, table)
+    _, mask = cv2.threshold(above, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    return mask
 
 
 def _card_regions(frame: Image, mask: Image, min_share: float, contours: bool) -> list[tuple[NDArray[Any], Any]]:

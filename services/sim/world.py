@@ -270,16 +270,13 @@ class Simulation:
         return view
 
     def _hidden_now(self, table: str, round_id: str) -> None:
-        """Tell the checker the round's face-down cards as the database has them now: a room's player acts through
-        the API, so a seat's view may show a play the controller has not heard of yet (its hidden set would lag)."""
+        """The checker learns the face-down cards as the database has them (the controller hears of a play late)."""
         try:
             with self.api.sessions() as session:
                 round_ = session.get(Round, round_id)
-                if round_ is None or round_.phase in FINISHED:
-                    return
-                port = self.api.game_of(session, round_)
-                with self.api.reading(session, round_) as engine:
-                    self.checker.hidden(table, round_id, port.hidden(engine, PUBLIC))
+                if round_ is not None and round_.phase not in FINISHED:
+                    with self.api.reading(session, round_) as engine:
+                        self.checker.hidden(table, round_id, self.api.game_of(session, round_).hidden(engine, PUBLIC))
         except DBAPIError:
             self.count("answered_503")
 

@@ -37,7 +37,7 @@ from services.shoe.daemon import ShoeConfig, ShoeDaemon
 from services.shoe.signing import new_key, write_key
 from tests.support import wait_until
 
-WINDOWS = {"betting_window_ms": 4_000, "insurance_window_ms": 4_000, "decision_window_ms": 4_000}
+WINDOWS = {"betting_window_ms": 2_500, "insurance_window_ms": 2_500, "decision_window_ms": 2_500}
 # A 2+3=5, B 4+5=9 (Pok), C 6+7=3, banker 8 (face up: insurance) + 9 = 7; then third cards as asked
 CARDS = ["2H", "4H", "6H", "8D", "3H", "5H", "7H", "9C", "KS", "QS", "JS", "TS"]
 

@@ -24,17 +24,17 @@ from services.cli import main
 pytestmark = pytest.mark.xdist_group("deck-svg-cards")  # its module fixtures (a calibration) once, on one worker
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a worker: xdist may run the module in pieces
 def faces() -> dict[str, Any]:
     return load_deck()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a worker: xdist may run the module in pieces
 def photos(faces: dict[str, Any]) -> dict[str, Any]:
     return calibration_set(faces, 1)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a worker: xdist may run the module in pieces
 def model(photos: dict[str, Any]) -> DeckModel:
     return learn(photos)
 

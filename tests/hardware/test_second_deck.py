@@ -20,7 +20,7 @@ from tests.hardware.decks import learned
 pytestmark = pytest.mark.xdist_group("deck-tigullio")  # its module fixtures (a calibration) once, on one worker
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a worker: xdist may run the module in pieces
 def deck() -> tuple[dict[str, Any], DeckReader]:
     return learned("tigullio-international")
 

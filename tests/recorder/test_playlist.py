@@ -13,11 +13,13 @@ from services.recorder.playlist import Playlist, PlaylistError, Segment, locate,
 from services.recorder.writer import HlsWriter, RecorderConfig
 from services.shoe.timecode import VideoClock
 
+pytestmark = pytest.mark.xdist_group("recorder-playlist")  # its session fixtures once, on one worker
+
 T0 = 1_790_000_000.0  # 2026-09-21T14:13:20Z
 FPS = 10
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a worker: xdist may run the module in pieces
 def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two seconds of frames, a camera gap of three, then one more second: segments 0–1, a gap, segment 2."""
     out = tmp_path_factory.mktemp("recording")

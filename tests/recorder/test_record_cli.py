@@ -17,6 +17,8 @@ import pytest
 from services.recorder.playlist import load_playlist
 from tests.support import wait_until
 
+pytestmark = pytest.mark.xdist_group("recorder-cli")  # its session fixtures once, on one worker
+
 RECORD = [sys.executable, "-m", "services.cli", "record", "--table", "T1"]
 BAD = [
     (["--device", "usb://0", "--out", "{tmp}/out"], "studio record: usb://0: unknown device usb://"),
@@ -32,7 +34,7 @@ BAD = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a worker: xdist may run the module in pieces
 def answers(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, str]]:
     tmp = tmp_path_factory.mktemp("record")
     (tmp / "file").write_text("")

@@ -23,6 +23,8 @@ import pytest
 from services.cards import FULL_DECK, Card
 from services.games.pokdeng.hands import HandRank, classify
 
+pytestmark = pytest.mark.xdist_group("pokdeng-hand-counts")  # its session fixtures once, on one worker
+
 # --- The spec, restated for this test -------------------------------------------------------------
 
 SPEC_RANKS = "A23456789TJQK"
@@ -61,12 +63,12 @@ def classify_all(size: int) -> Counter[DetailedKey]:
     return counts
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a worker: xdist may run the module in pieces
 def two_card_counts() -> Counter[DetailedKey]:
     return classify_all(2)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a worker: xdist may run the module in pieces
 def three_card_counts() -> Counter[DetailedKey]:
     return classify_all(3)
 
