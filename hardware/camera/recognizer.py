@@ -105,9 +105,8 @@ def find_cards(
 def _over_surround(grey: Image) -> Image:
     """What stands out above the table around it: the table's own light (a lamp's fall-off, a bright vignette) is
     taken away before one threshold, so a card in a bright corner is found as one in the middle is. The table's light
-    is the frame opened by a kernel wider than a card (the cards taken out), measured small and cheap."""
-    scale = 8
-    small = cv2.resize(grey, (grey.shape[1] // scale, grey.shape[0] // scale), interpolation=cv2.INTER_AREA)
+    is the frame opened by a disc wider than a card (the cards taken out), measured at an eighth of its size."""
+    small = cv2.resize(grey, (grey.shape[1] // 8, grey.shape[0] // 8), interpolation=cv2.INTER_AREA)
     width = max(3, (min(small.shape[:2]) // 2) | 1)
     table = cv2.morphologyEx(small, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (width, width)))
     table = cv2.resize(cv2.GaussianBlur(table, (0, 0), 3), grey.shape[::-1], interpolation=cv2.INTER_LINEAR)
