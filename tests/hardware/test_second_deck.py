@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from hardware.camera import recognizer
-from hardware.camera.devset import calibration_set, scenes, score
+from hardware.camera.devset import scenes, score
 from hardware.camera.learned import DeckReader
 from hardware.camera.recognizer import CalibrationError
-from tests.hardware.decks import learned
+from tests.hardware.decks import learned, photographed
 
 pytestmark = pytest.mark.xdist_group("deck-tigullio")  # its module fixtures (a calibration) once, on one worker
 
@@ -51,10 +51,8 @@ def test_a_black_card_under_a_pink_light_is_not_read_as_another_black_card(
     assert {d.card for d in reader.recognize(scene.frame)} - {None} <= {p.code for p in scene.cards}
 
 
-def test_the_glyph_reader_refuses_this_deck_without_calling_a_sharp_photo_blurred(
-    deck: tuple[dict[str, Any], DeckReader],
-) -> None:
-    faces, _reader = deck
+def test_the_glyph_reader_refuses_this_deck_without_calling_a_sharp_photo_blurred() -> None:
+    _faces, photos = photographed("tigullio-international")  # the photos the deck was learned from
     with pytest.raises(CalibrationError) as refused:
-        recognizer.calibrate(calibration_set(faces, 1))
+        recognizer.calibrate(photos)
     assert "inf px" not in str(refused.value) and "too blurred" not in str(refused.value), str(refused.value)[:300]
