@@ -153,6 +153,9 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
             self._publish()
             return
         if not isinstance(expecting, CardWanted):
+            self.refresh()  # an operator's action over HTTP may have moved the round on before its notice came
+            expecting = self.current.expecting if self.current else None
+        if not isinstance(expecting, CardWanted):
             state = self.current.phase if self.current else "no round"
             if self._refuse(message, f"card {card} scanned while no card is expected ({state})"):
                 self.deck.note_refused(card)

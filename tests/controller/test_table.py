@@ -130,6 +130,22 @@ def test_a_card_while_betting_is_refused_recorded_and_raised(table: Table) -> No
     assert table.views[-1][1]["alerts"][-1]["card"] == "AS"
 
 
+def test_a_card_after_an_operator_closed_betting_over_http_is_dealt_before_the_controller_hears_of_it(
+    table: Table,
+) -> None:
+    """The API closed betting in its own process; the dealer deals at once, before the notice reaches the controller:
+    the controller reads the round again rather than refuse a card the round now wants."""
+    table.tick(seconds=0)
+    assert table.controller.current is not None
+    round_id = table.controller.current.round_id
+    pokdeng(table.service).close_betting(round_id, "operator:pit")  # as the API does: no tick, no reread
+    assert table.controller.current.phase == Phase.BETTING  # the controller's copy is behind
+    table.scan("AS")
+    assert table.journal() == [("AS", "dealt")]
+    assert table.alerts() == []
+    assert [str(card) for card in table.controller.current.cards] == ["AS"]
+
+
 def test_cards_follow_the_deal_order_and_wrong_shoe_duplicate_and_burn_cards_are_not_assigned(table: Table) -> None:
     table.open_with_bets()
     table.scan("2C")

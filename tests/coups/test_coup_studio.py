@@ -24,7 +24,7 @@ from tests.support import wait_until
 def studio(mqtt_url: str, tmp_path: Path) -> Iterator[RunningStudio]:
     table = f"b{uuid.uuid4().hex[:6]}"
     config = StudioConfig(
-        tables=(), coup_tables=((table, "baccarat"),), coup_settings={"baccarat": {"betting_ms": 1_500}},
+        tables=(), coup_tables=((table, "baccarat"),), coup_settings={"baccarat": {"betting_ms": 4_000}},
         run_dir=tmp_path, mqtt_url=mqtt_url, result_pause_ms=60_000, simulated_dealers=False,
     )  # fmt: skip
     with running_studio(config) as studio:
