@@ -38,7 +38,7 @@ from services.shoe.signing import KeyRing, new_key
 from tests.support import wait_until
 
 CROP = bytes(cv2.imencode(".jpg", np.full((60, 40, 3), 200, np.uint8))[1])
-WINDOWS = {"betting_window_ms": 1500, "insurance_window_ms": 300, "decision_window_ms": 300}
+WINDOWS = {"betting_window_ms": 2500, "insurance_window_ms": 300, "decision_window_ms": 300}
 
 
 class OverheadCamera:
