@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import select
@@ -60,13 +61,27 @@ def stop(process: subprocess.Popen[bytes], log: Path) -> None:
     assert "Traceback" not in output, f"{log.name}:\n{output[-2000:]}"
 
 
+def told(logs: dict[str, Path]) -> str:
+    """What each process has printed so far (a wait that timed out says it: CI once waited 60 s on the shoe)."""
+    return "".join(
+        f"\n--- {name}.log ---\n{log.read_text(errors='replace')[-1500:]}" for name, log in logs.items() if log.exists()
+    )
+
+
 def test_the_broker_shoe_controller_and_api_each_stop_cleanly_on_sigterm(tmp_path: Path) -> None:
     logs = {name: tmp_path / f"{name}.log" for name in ("broker", "shoe", "controller", "api")}
+
+    def waited(condition: Callable[[], bool], timeout: float, what: str) -> None:
+        try:
+            wait_until(condition, timeout, what)
+        except TimeoutError as error:
+            raise TimeoutError(f"{error}{told(logs)}") from None
+
     broker = studio("broker", cwd=tmp_path, log=logs["broker"])
     processes = [broker]
     try:
         url_file = tmp_path / ".studio" / "broker.url"
-        wait_until(url_file.exists, 20, "the broker's URL")
+        waited(url_file.exists, 20, "the broker's URL")
         url = role_url(url_file.read_text().strip(), ADMIN, tmp_path / ".studio")  # each process finds its own login
         database = f"sqlite:///{tmp_path / 'studio.db'}"
         status = Subscriber(url, [topics.shoe_status("S1")])
@@ -76,7 +91,7 @@ def test_the_broker_shoe_controller_and_api_each_stop_cleanly_on_sigterm(tmp_pat
         controller = studio("controller", "--tables", "S1", "--database", database, "--create-database",
                             cwd=tmp_path, log=logs["controller"])  # fmt: skip
         processes += [shoe, controller]
-        wait_until(lambda: any(m.payload for m in list(status.messages)), 60, "the shoe's status")
+        waited(lambda: any(m.payload for m in list(status.messages)), 60, "the shoe's status")
         sessions = session_factory(make_engine(database))
 
         def leased() -> bool:
@@ -86,11 +101,11 @@ def test_the_broker_shoe_controller_and_api_each_stop_cleanly_on_sigterm(tmp_pat
                 except OperationalError:  # the controller has created the file but not yet migrated it
                     return False
 
-        wait_until(lambda: os.path.exists(tmp_path / "studio.db") and leased(), 60, "the controller's lease")
+        waited(lambda: os.path.exists(tmp_path / "studio.db") and leased(), 60, "the controller's lease")
         port = free_port()  # the API after the database exists (it refuses to start on none: "no database at")
         api = studio("api", "--port", str(port), "--database", database, cwd=tmp_path, log=logs["api"])
         processes.append(api)
-        wait_until(lambda: answers(f"http://127.0.0.1:{port}/healthz"), 60, "the API")
+        waited(lambda: answers(f"http://127.0.0.1:{port}/healthz"), 60, "the API")
         status.close()
         for process, name in ((shoe, "shoe"), (controller, "controller"), (api, "api"), (broker, "broker")):
             assert process.poll() is None, f"{name} ended early:\n{logs[name].read_text()[-2000:]}"

@@ -333,6 +333,7 @@ class Controller:
         self.client.will_set(topics.controller_status(self.name), self._status("offline"), qos=1, retain=True)
         self.feeds: list[ShoeFeedClient] = []
         self.lost: dict[str, str] = {}  # tables whose lease this controller lost (it stopped): why
+        self.driving = threading.Event()  # set once every table is rebuilt and its shoe's feed subscribed
 
     @property
     def malformed(self) -> int:
@@ -386,6 +387,7 @@ class Controller:
                     boot=start.boot, newest=start.newest,
                 )
             )  # fmt: skip
+        self.driving.set()
         try:
             while not stop.is_set():
                 try:

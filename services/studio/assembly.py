@@ -151,7 +151,12 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
             for table in config.shoe_tables + config.rooms + config.tienlen_rooms  # a room dealt online has no shoe
         }
         controller = Controller(service, role_url(url, "controller"), settings, keys=KeyRing(config.run_dir / "keys"))
-        start(controller.run, "controller")
+        controller_thread = start(controller.run, "controller")
+        # the studio runs once its tables are rebuilt (a test or a tool reads them at once); a controller that stopped
+        # (a lease held elsewhere, a login refused) is no reason to wait, nor one that cannot reach the broker for long
+        deadline = time.monotonic() + CONTROLLER_START_S
+        while not controller.driving.wait(0.05) and controller_thread.is_alive() and time.monotonic() < deadline:
+            pass
         server = uvicorn.Server(
             uvicorn.Config(
                 create_app(
@@ -189,6 +194,7 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
             engine.dispose()
 
 
+CONTROLLER_START_S = 30.0  # the most the studio waits for its controller to drive its tables
 ARRIVAL_S = 3.0  # at a stop, the most the last cards dealt are waited for
 
 
