@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
 import subprocess
 import sys
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -130,13 +130,13 @@ def answers(tmp_path_factory: pytest.TempPathFactory, busy_port: int) -> list[tu
 
     cv2.imwrite(str(tmp / "card.png"), np.full((40, 30, 3), 255, np.uint8))
 
-    def run(argv: list[str]) -> tuple[int, str, str]:
-        command = [sys.executable, "-m", "services.cli", *(arg.format(tmp=tmp, busy=busy_port) for arg in argv)]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False, cwd=tmp)
-        return done.returncode, done.stdout, done.stderr
-
-    with ThreadPoolExecutor(4) as pool:
-        return list(pool.map(run, [argv for argv, _ in BAD]))
+    # each command line its own process, forked from one that loaded the CLI once (``tests/forked_cli.py``)
+    cases = [{"argv": [arg.format(tmp=tmp, busy=busy_port) for arg in argv], "cwd": str(tmp)} for argv, _ in BAD]
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.forked_cli"], input=json.dumps(cases), capture_output=True, text=True,
+        timeout=300, check=True, cwd=Path(__file__).resolve().parents[1],
+    )  # fmt: skip
+    return [(status, out, err) for status, out, err in json.loads(done.stdout)]
 
 
 @pytest.mark.parametrize("case", range(len(BAD)), ids=[" ".join(argv[:3]) for argv, _ in BAD])
