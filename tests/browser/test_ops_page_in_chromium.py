@@ -67,8 +67,8 @@ def record(studio: Studio, round_id: str) -> Any:  # noqa: F811
 
 def approve(page: Any, proposal: str) -> None:
     page.reload()
-    item = page.wait_for_selector(f"#proposals li[data-proposal='{proposal}']", timeout=15_000)
-    item.query_selector("button.approve").click()
+    # locators, found again at each use: the lists are drawn again as they refresh (a handle can go stale)
+    page.locator(f"#proposals li[data-proposal='{proposal}'] button.approve").click(timeout=15_000)
     page.wait_for_selector(f"#proposals li[data-proposal='{proposal}']", state="detached", timeout=15_000)
     said = page.wait_for_selector(f"#decided[data-proposal='{proposal}']:not([hidden])", timeout=15_000)
     assert said.inner_text().startswith(f"Proposal #{proposal} applied — round ")  # said, not only "none waiting"
@@ -105,8 +105,10 @@ def test_operators_correct_a_round_and_void_another_with_four_eyes(
     op.click("#propose-correction")
     op.wait_for_function("document.querySelector('#action-message').textContent.includes('proposed')")
     proposal = op.get_attribute("#d-proposals li", "data-proposal")
-    mine = op.wait_for_selector(f"#proposals li[data-proposal='{proposal}'] button.approve")
-    assert mine.is_disabled(), "the proposer cannot approve their own proposal"
+    mine = f"#proposals li[data-proposal='{proposal}'] button.approve"
+    op.wait_for_selector(mine)
+    # a locator, found again at each look: the list is drawn again as it refreshes (a handle went stale under load)
+    assert op.locator(mine).is_disabled(), "the proposer cannot approve their own proposal"
     assert record(studio, corrected)["state"] == "settled", "nothing moves before a second operator approves"
     if SHOTS:
         op.screenshot(path=str(Path(SHOTS) / "ops-correction.png"), full_page=True)
@@ -147,11 +149,12 @@ def test_operators_correct_a_round_and_void_another_with_four_eyes(
     # a deck ends two cards short: the table is held until an operator, having counted, acknowledges it
     end_a_deck_without(studio, "7D", "QS")
     op.reload()
-    held = op.wait_for_selector("#held-decks li", timeout=15_000)
+    op.wait_for_selector("#held-decks li", timeout=15_000)
+    held = op.locator("#held-decks li")
     assert "missing: 7♦ Q♠" in held.text_content() or "missing: Q♠ 7♦" in held.text_content()
     if SHOTS:
         op.screenshot(path=str(Path(SHOTS) / "ops-deck.png"))
-    held.query_selector("button.acknowledge").click()
+    held.locator("button.acknowledge").click()
     assert "Say what the count found" in op.text_content("#held-decks")
     op.fill("#held-decks .deck-note", "7D and QS found stuck in the shoe")
     op.click("#held-decks button.acknowledge")
@@ -212,8 +215,9 @@ def test_a_card_by_hand_is_proposed_on_the_page_dealt_on_a_second_operators_word
     page.wait_for_selector("#action-message.ok", timeout=15_000)
     [proposal] = studio.client.get("/v1/operator/proposals", headers=studio.auth("op")).json()
     assert (proposal["action"], proposal["details"]["card"]) == ("card", "5H")
-    item = page.wait_for_selector(f"#proposals li[data-proposal='{proposal['id']}']", timeout=15_000)
-    assert item.query_selector("button.approve").is_disabled()  # not one's own
+    page.wait_for_selector(f"#proposals li[data-proposal='{proposal['id']}']", timeout=15_000)
+    # not one's own
+    assert page.locator(f"#proposals li[data-proposal='{proposal['id']}'] button.approve").is_disabled()
     second = signed_in(browser, served, studio.tokens["op2"])
     approve(second, str(proposal["id"]))
     state = studio.client.get(f"/v1/rounds/{round_id}", headers=studio.auth("ana")).json()
@@ -222,8 +226,9 @@ def test_a_card_by_hand_is_proposed_on_the_page_dealt_on_a_second_operators_word
     assert made.status_code == 201  # type: ignore[attr-defined]
     admin = signed_in(browser, served, studio.tokens["admin"])
     admin.wait_for_selector("#staff-log tr[data-action='refused']", timeout=15_000)
-    waiting = admin.wait_for_selector("#unconfirmed li[data-account='newop']", timeout=15_000)
-    assert waiting.query_selector("button.confirm").is_disabled()  # the admin who made it cannot confirm it
+    admin.wait_for_selector("#unconfirmed li[data-account='newop']", timeout=15_000)
+    # the admin who made it cannot confirm it
+    assert admin.locator("#unconfirmed li[data-account='newop'] button.confirm").is_disabled()
     assert admin.is_hidden("#list") and admin.is_hidden("#pending")  # an admin's page is the staff log alone
     refusal = admin.inner_text("#staff-log tr[data-action='refused']")
     assert "op (operator)" in refusal and "POST /v1/operator/players — Only an admin manages staff" in refusal
