@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # pytest processes (pytest-xdist): the tests run on both cores; WORKERS=0 runs them in one process
 WORKERS ?= 2
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean topology
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,12 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/pytest -n $(WORKERS) --dist loadgroup
+
+# The production shape from deploy/ (Mosquitto, PostgreSQL, two APIs behind HAProxy, an active and a standby
+# controller, a signed shoe daemon), broken on purpose; needs mosquitto, haproxy and a PostgreSQL superuser
+topology: $(STAMP)
+	STUDIO_REQUIRE_TOPOLOGY=1 STUDIO_TEST_DATABASE_URL="$${STUDIO_TEST_DATABASE_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/postgres}" \
+		$(BIN)/pytest -m topology tests/topology
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
