@@ -6,8 +6,10 @@ Mosquitto with ``deploy/mosquitto/mosquitto.conf`` (its ACL, passwords from ``ma
 a pty shoe; the test is the dealer (it deals what the dealer console asks for), the operator and the players (over
 HTTP, through the proxy only). Then: a round; the active controller killed (SIGKILL) mid-deal — the standby takes
 the table over and the round settles once; an API process killed — the proxy sends everyone to the other, and a slip
-sent again with its key is placed once. At the end: money conserved to the unit, every shoe card journaled once, the
-public state the same on both API processes.
+sent again with its key is placed once; Mosquitto restarted mid-deal — the card in flight comes from the shoe's
+outbox, every part reconnects; PostgreSQL refusing connections — the API answers 503 with Retry-After, then recovers,
+and so does the table. At the end: money conserved to the unit, every shoe card journaled once, every round read
+alike from both API processes.
 
 Run by ``.ci/run`` (``STUDIO_REQUIRE_TOPOLOGY=1``: a missing part fails it) and by ``make topology``; skipped by
 ``make test`` (it needs Mosquitto, HAProxy and PostgreSQL's superuser: ``STUDIO_TEST_DATABASE_URL``).
@@ -23,6 +25,7 @@ import re
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -61,7 +64,7 @@ DEPLOY = ROOT / "deploy"
 TABLE = "T1"
 NAME = "studio_topology"  # the deploy's role and database, renamed: a real ``studio`` database is never touched
 WINDOWS = {"betting_window_ms": 6_000, "insurance_window_ms": 1_500, "decision_window_ms": 1_500}
-# one deck, shuffled once: three rounds take at most 36 of its cards, none twice
+# one deck, shuffled once: five rounds take at most 52 of its cards... dealt as the console asks, never twice
 CARDS = [str(card) for card in random.Random(7).sample(list(FULL_DECK), len(FULL_DECK))]
 
 
@@ -90,6 +93,8 @@ class Topology:
     shoe: VirtualShoe | None = None
     console: Subscriber | None = None
     dealt: set[tuple[str, str, int]] = field(default_factory=set)
+    headers: dict[str, str] = field(default_factory=dict)  # the last HTTP answer's, names in lower case
+    superuser: str = ""
 
     # ---- the parts ----------------------------------------------------------------------
 
@@ -135,9 +140,29 @@ class Topology:
         )
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
+                self.headers = {name.lower(): value for name, value in response.headers.items()}
                 return response.status, parsed(response.read())
         except urllib.error.HTTPError as error:
+            self.headers = {name.lower(): value for name, value in error.headers.items()}
             return error.code, parsed(error.read())
+
+    @staticmethod
+    def listening(port: int) -> bool:
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", port)) == 0
+
+    def restart(self, name: str) -> None:
+        """Stop the part (SIGTERM, as systemd does) and start it again with the same command line."""
+        process = self.processes[name]
+        process.terminate()
+        process.wait(10)
+        self.logs[name].with_suffix(".before-restart.log").write_bytes(self.logs[name].read_bytes())
+        self.start(name, [str(arg) for arg in process.args])  # type: ignore[union-attr]
+
+    def psql(self, *commands: str) -> None:
+        libpq = make_url(self.superuser).set(drivername="postgresql").render_as_string(hide_password=False)
+        arguments = [argument for command in commands for argument in ("-c", command)]
+        subprocess.run(["psql", libpq, "-q", "-v", "ON_ERROR_STOP=1", *arguments], check=True, capture_output=True)
 
     def answers(self, port: str) -> bool:
         try:
@@ -243,7 +268,7 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
             pytest.fail(f"the topology test needs {lacking}")
         pytest.skip(f"needs {lacking} (CI installs it)")
     superuser = os.environ["STUDIO_TEST_DATABASE_URL"]
-    run = Topology(tmp_path)
+    run = Topology(tmp_path, superuser=superuser)
     run.ports = {name: free_port() for name in ("mqtt", "websockets", "proxy", "api1", "api2")}
     try:
         # the broker, as deployed
@@ -255,6 +280,7 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
         mosquitto = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
         config = deploy_mosquitto(tmp_path, run.ports["mqtt"], run.ports["websockets"])
         run.start("mosquitto", [mosquitto, "-c", str(config)])
+        run.wait(lambda: run.listening(run.ports["mqtt"]), 10, "mosquitto to listen")
         # the database, as deployed; the table made by the operator's tools with short windows (a test's pace)
         run.database_url = deploy_postgres(superuser)
         engine = make_engine(run.database_url)
@@ -327,7 +353,9 @@ def settled(round_id: str) -> Callable[[dict[str, Any]], bool]:
     return lambda view: view.get("round_id") == round_id and view.get("phase") == "settled"
 
 
-def test_the_deployed_topology_survives_a_controller_and_an_api_killed(topology: Topology) -> None:
+def test_the_deployed_topology_survives_a_controller_an_api_the_broker_and_the_database_failing(
+    topology: Topology,
+) -> None:
     run = topology
     for who in ("ana", "binh"):
         status, wallet = run.http("POST", f"/v1/operator/players/{who}/deposit", "op", {"amount": 10_000}, who)
@@ -360,6 +388,31 @@ def test_the_deployed_topology_survives_a_controller_and_an_api_killed(topology:
         assert status in (200, 201), answer
     run.deal_until(cards, settled(third), "the third round, one API process left")
 
+    # Mosquitto restarted mid-deal: the card in flight is delivered from the shoe's outbox, every part reconnects
+    fourth = run.betting(cards, after=third)
+    bet(run, "ana", fourth, 100, "a4")
+    run.deal_until(cards, lambda view: view.get("round_id") == fourth and len(run.dealt_in(fourth)) >= 2, "2 cards")
+    run.restart("mosquitto")
+    run.wait(lambda: run.listening(run.ports["mqtt"]), 10, "mosquitto to listen again")
+    run.deal_until(cards, settled(fourth), "the fourth round, after the broker's restart")
+
+    # PostgreSQL refuses connections: the API answers 503 with Retry-After, then recovers, and so does the table
+    run.psql(
+        f"ALTER DATABASE {NAME} ALLOW_CONNECTIONS false",
+        f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{NAME}'",
+    )
+    try:
+        status, answer = run.http("GET", "/v1/history", "ana")
+        assert status == 503 and answer["code"] == "database_unavailable", (status, answer)
+        assert run.headers.get("retry-after", "").isdigit(), run.headers
+    finally:
+        run.psql(f"ALTER DATABASE {NAME} ALLOW_CONNECTIONS true")
+    run.wait(lambda: run.http("GET", "/v1/history", "ana")[0] == 200, 30, "the API's recovery")
+    fifth = run.betting(cards, after=fourth)
+    bet(run, "binh", fifth, 100, "b5")
+    run.deal_until(cards, settled(fifth), "a round after the database came back")
+    rounds = (first, second, third, fourth, fifth)
+
     # at the end: money conserved, every shoe card journaled once, the public state the same on both processes' reads
     engine = make_engine(run.database_url)
     try:
@@ -381,7 +434,7 @@ def test_the_deployed_topology_survives_a_controller_and_an_api_killed(topology:
     run.studio("api1-again", "api", "--host", "127.0.0.1", "--port", str(run.ports["api1"]), "--database",
                run.database_url, env={"STUDIO_MQTT_URL": run.mqtt("api")})  # fmt: skip
     run.wait(lambda: run.answers("api1"), 60, "the API process started again")
-    for round_id in (first, second, third):
+    for round_id in rounds:
         one = run.http("GET", f"/v1/rounds/{round_id}", "ana", port="api1")
         other = run.http("GET", f"/v1/rounds/{round_id}", "ana", port="api2")
         assert one == other and one[1]["phase"] == "settled"
