@@ -294,7 +294,9 @@ class Writer:
     def _reread(self) -> None:
         try:
             reread_moved(self.service, self.tables)
-        except Exception:  # the database is away: the next pass tries again
+        except DBAPIError as error:  # the database is away: the next pass tries again (one line, not a traceback)
+            log.warning("could not read the tables' rounds: the database refused (%s)", _short(error))
+        except Exception:
             log.exception("could not read the tables' rounds")
 
 

@@ -17,6 +17,7 @@ Run by ``.ci/run`` (``STUDIO_REQUIRE_TOPOLOGY=1``: a missing part fails it) and 
 
 from __future__ import annotations
 
+import asyncio
 import getpass
 import json
 import os
@@ -28,10 +29,12 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -49,7 +52,9 @@ from services.cards import FULL_DECK
 from services.catalog import STUDIO_GAMES
 from services.db import make_engine, migrate, session_factory
 from services.journal.models import ShoeJournal
+from services.ledger.wallets import WalletService
 from services.rounds.models import Wager
+from services.rounds.players import PlayerService
 from services.rounds.returns import HOUSE_SETTINGS
 from services.rounds.service import RoundService
 from services.shoe.signing import new_key, write_key
@@ -63,9 +68,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 TABLE = "T1"
 NAME = "studio_topology"  # the deploy's role and database, renamed: a real ``studio`` database is never touched
-WINDOWS = {"betting_window_ms": 6_000, "insurance_window_ms": 1_500, "decision_window_ms": 1_500}
-# one deck, shuffled once: five rounds take at most 52 of its cards... dealt as the console asks, never twice
-CARDS = [str(card) for card in random.Random(7).sample(list(FULL_DECK), len(FULL_DECK))]
+BETTORS = int(os.environ.get("STUDIO_TOPOLOGY_BETTORS", "300"))  # each sends one slip in the first round
+VIEWERS = int(os.environ.get("STUDIO_TOPOLOGY_VIEWERS", "1000"))  # of the public stream, through the proxy
+WINDOWS = {"betting_window_ms": 12_000, "insurance_window_ms": 1_500, "decision_window_ms": 1_500}
 
 
 def needed() -> str | None:
@@ -92,7 +97,10 @@ class Topology:
     database_url: str = ""
     shoe: VirtualShoe | None = None
     console: Subscriber | None = None
-    dealt: set[tuple[str, str, int]] = field(default_factory=set)
+    dealt: set[tuple[str, str, int]] = field(default_factory=set)  # the cards the console asked for, dealt
+    deck: list[str] = field(default_factory=lambda: shuffled(0))  # what is left in the shoe (its last card first)
+    cards: int = 0  # messages the shoe sent: cards, burns and new decks
+    reloaded_for: str = ""  # the deck_low alert a new deck was loaded for
     headers: dict[str, str] = field(default_factory=dict)  # the last HTTP answer's, names in lower case
     superuser: str = ""
 
@@ -180,8 +188,9 @@ class Topology:
         views = [json.loads(m.payload) for m in list(self.console.messages) if m.payload]
         return views[-1] if views else {}
 
-    def deal_until(self, cards: Iterator[str], done: Callable[[dict[str, Any]], bool], what: str) -> None:
-        """Deal whatever the dealer console asks for, in any round, until ``done(view)`` (a minute at most)."""
+    def deal_until(self, done: Callable[[dict[str, Any]], bool], what: str) -> None:
+        """Deal whatever the dealer console asks for, in any round, until ``done(view)`` (a minute at most); a deck
+        reported low is burned to its end and a new one loaded, as a dealer does."""
         assert self.shoe is not None
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -189,24 +198,99 @@ class Topology:
             if done(view):
                 return
             wanted = view.get("next_card")
+            low = [alert["at"] for alert in view.get("alerts", []) if alert["kind"] == "deck_low"]
             if wanted and (view["round_id"], wanted["position"], wanted["index"]) not in self.dealt:
                 self.dealt.add((view["round_id"], wanted["position"], wanted["index"]))
-                self.shoe.deal(next(cards))
+                self.shoe.deal(self.deck.pop(), burn=bool(wanted.get("burn")))
+                self.cards += 1
+            elif not wanted and low and low[-1] != self.reloaded_for:
+                self.reloaded_for = low[-1]
+                while self.deck:
+                    self.shoe.deal(self.deck.pop(), burn=True)
+                    self.cards += 1
+                self.deck = shuffled(len(self.dealt))
+                self.shoe.new_deck()
+                self.cards += 1
             time.sleep(0.05)
         raise TimeoutError(f"not done in 60 s: {what}; last dealer view: {self.dealer_view()}{self.told()}")
 
-    def betting(self, cards: Iterator[str], after: str = "") -> str:
-        """A round taking bets for a few seconds more, after round ``after`` (rounds before it dealt to their end)."""
+    def betting(self, after: str = "", left: float = 3) -> str:
+        """A round taking bets ``left`` seconds more, after round ``after`` (rounds before it dealt to their end)."""
 
         def open_for_bets(view: dict[str, Any]) -> bool:
             closes = view.get("betting_closes_at")
             return (
                 view.get("phase") == "betting" and view.get("round_id") != after and closes is not None
-                and datetime.fromisoformat(closes) - datetime.now(UTC) > timedelta(seconds=3)
+                and datetime.fromisoformat(closes) - datetime.now(UTC) > timedelta(seconds=left)
             )  # fmt: skip
 
-        self.deal_until(cards, open_for_bets, f"a round taking bets after {after or 'the start'}")
+        self.deal_until(open_for_bets, f"a round taking bets after {after or 'the start'}")
         return str(self.dealer_view()["round_id"])
+
+
+class Viewers:
+    """``count`` viewers of the table's public stream through the proxy, on one asyncio loop in a thread. A viewer
+    whose connection ends (its API process killed) connects again with ``Last-Event-ID``; each keeps the last state
+    it was sent."""
+
+    def __init__(self, port: int, count: int) -> None:
+        self.port, self.count = port, count
+        self.last: dict[int, dict[str, Any]] = {}
+        self.ids: dict[int, str] = {}
+        self.reconnects = 0
+        self.failures: list[str] = []
+        self._loop = asyncio.new_event_loop()
+        self._stop = asyncio.Event()
+        self._thread = threading.Thread(target=self._loop.run_until_complete, args=(self._main(),), daemon=True)
+        self._thread.start()
+
+    async def _main(self) -> None:
+        self._stop = asyncio.Event()
+        await asyncio.gather(*(self._viewer(n) for n in range(self.count)))
+
+    async def _viewer(self, n: int) -> None:
+        await asyncio.sleep(n * 0.002)  # a crowd arriving, not one burst
+        while not self._stop.is_set():
+            try:
+                await self._watch(n)
+            except OSError as error:
+                self.failures.append(f"viewer {n}: {error}")
+            if not self._stop.is_set():
+                self.reconnects += 1
+                await asyncio.sleep(0.2)
+
+    async def _watch(self, n: int) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        resume = f"Last-Event-ID: {self.ids[n]}\r\n" if n in self.ids else ""
+        request = f"GET /v1/tables/{TABLE}/state/stream HTTP/1.1\r\nHost: studio\r\nAccept: text/event-stream\r\n"
+        writer.write(f"{request}{resume}\r\n".encode())
+        await writer.drain()
+        buffer = b""
+        try:
+            while not self._stop.is_set():
+                try:
+                    chunk = await asyncio.wait_for(reader.read(65536), 0.5)
+                except TimeoutError:
+                    continue
+                if not chunk:
+                    return  # the connection ended: connect again
+                buffer += chunk
+                *frames, buffer = buffer.split(b"\n\n")
+                for frame in frames:
+                    fields = dict(line.split(": ", 1) for line in frame.decode().splitlines() if ": " in line)
+                    if "data" in fields and fields["data"].startswith("{"):
+                        self.last[n] = json.loads(fields["data"])
+                        self.ids[n] = fields.get("id", self.ids.get(n, ""))
+        finally:
+            writer.close()
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout=10)
+
+
+def shuffled(seed: int) -> list[str]:
+    return [str(card) for card in random.Random(seed).sample(list(FULL_DECK), len(FULL_DECK))]
 
 
 def parsed(body: bytes) -> Any:
@@ -285,9 +369,12 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
         run.database_url = deploy_postgres(superuser)
         engine = make_engine(run.database_url)
         migrate(engine)
-        RoundService(session_factory(engine), games=STUDIO_GAMES).create_table(
-            TABLE, "THB", HOUSE_SETTINGS | WINDOWS, "pokdeng"
-        )
+        sessions = session_factory(engine)
+        RoundService(sessions, games=STUDIO_GAMES).create_table(TABLE, "THB", HOUSE_SETTINGS | WINDOWS, "pokdeng")
+        players, wallets = PlayerService(sessions), WalletService(sessions, "THB")
+        for n in range(BETTORS):
+            run.tokens[f"p{n}"] = players.register(f"p{n}")
+            wallets.deposit(f"p{n}", 1_000, key=f"fund-p{n}", actor="topology")
         engine.dispose()
         database = ["--database", run.database_url]
         for who, role in (("op", "operator"), ("ana", "player"), ("binh", "player")):
@@ -360,41 +447,55 @@ def test_the_deployed_topology_survives_a_controller_an_api_the_broker_and_the_d
     for who in ("ana", "binh"):
         status, wallet = run.http("POST", f"/v1/operator/players/{who}/deposit", "op", {"amount": 10_000}, who)
         assert status == 200, wallet
-    cards = iter(CARDS)
 
-    # a round through the proxy: bets, the deal as the console asks, settlement
-    first = run.betting(cards)
+    viewers = Viewers(run.ports["proxy"], VIEWERS)
+    try:
+        run.wait(lambda: len(viewers.last) == VIEWERS, 60, f"{VIEWERS} viewers of the public stream")
+        played(run, viewers)
+    finally:
+        viewers.close()
+
+
+def played(run: Topology, viewers: Viewers) -> None:
+    # a round through the proxy: bets from every bettor at once, the deal as the console asks, settlement
+    first = run.betting(left=10)
     assert bet(run, "ana", first, 100, "a1")[0] == 201
     assert bet(run, "binh", first, 50, "b1")[0] == 201
-    run.deal_until(cards, settled(first), "the first round")
+    started = time.monotonic()
+    with ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(lambda n: bet(run, f"p{n}", first, 10, f"p{n}-1")[0], range(BETTORS)))
+    took = time.monotonic() - started
+    assert answers == [201] * BETTORS
+    print(f"{BETTORS} slips through the proxy in {took:.1f} s ({BETTORS / took:.0f}/s) with {VIEWERS} viewers")
+    run.deal_until(settled(first), "the first round")
     read = current(run)  # the API's read of it, through the proxy
     assert read["round_id"] != first or read["phase"] == "settled", read
 
     # the active controller killed mid-deal: the standby takes the table over, the round settles once
-    second = run.betting(cards, after=first)
+    second = run.betting(after=first)
     assert bet(run, "ana", second, 200, "a2")[0] == 201
-    run.deal_until(cards, lambda view: view.get("round_id") == second and len(run.dealt_in(second)) >= 3, "3 cards")
+    run.deal_until(lambda view: view.get("round_id") == second and len(run.dealt_in(second)) >= 3, "3 cards")
     run.processes["controller-a"].send_signal(signal.SIGKILL)
     run.processes["controller-a"].wait(10)
-    run.deal_until(cards, settled(second), "the second round, on the standby controller")
+    run.deal_until(settled(second), "the second round, on the standby controller")
 
     # an API process killed: the proxy takes it out, a slip sent again with its key is placed once
-    third = run.betting(cards, after=second)
+    third = run.betting(after=second)
     assert bet(run, "binh", third, 300, "b3")[0] == 201
     run.processes["api1"].send_signal(signal.SIGKILL)
     run.processes["api1"].wait(10)
     for _ in range(4):  # round robin: every other request would go to the dead process
         status, answer = bet(run, "binh", third, 300, "b3")
         assert status in (200, 201), answer
-    run.deal_until(cards, settled(third), "the third round, one API process left")
+    run.deal_until(settled(third), "the third round, one API process left")
 
     # Mosquitto restarted mid-deal: the card in flight is delivered from the shoe's outbox, every part reconnects
-    fourth = run.betting(cards, after=third)
+    fourth = run.betting(after=third)
     bet(run, "ana", fourth, 100, "a4")
-    run.deal_until(cards, lambda view: view.get("round_id") == fourth and len(run.dealt_in(fourth)) >= 2, "2 cards")
+    run.deal_until(lambda view: view.get("round_id") == fourth and len(run.dealt_in(fourth)) >= 2, "2 cards")
     run.restart("mosquitto")
     run.wait(lambda: run.listening(run.ports["mqtt"]), 10, "mosquitto to listen again")
-    run.deal_until(cards, settled(fourth), "the fourth round, after the broker's restart")
+    run.deal_until(settled(fourth), "the fourth round, after the broker's restart")
 
     # PostgreSQL refuses connections: the API answers 503 with Retry-After, then recovers, and so does the table
     run.psql(
@@ -408,9 +509,9 @@ def test_the_deployed_topology_survives_a_controller_an_api_the_broker_and_the_d
     finally:
         run.psql(f"ALTER DATABASE {NAME} ALLOW_CONNECTIONS true")
     run.wait(lambda: run.http("GET", "/v1/history", "ana")[0] == 200, 30, "the API's recovery")
-    fifth = run.betting(cards, after=fourth)
+    fifth = run.betting(after=fourth)
     bet(run, "binh", fifth, 100, "b5")
-    run.deal_until(cards, settled(fifth), "a round after the database came back")
+    run.deal_until(settled(fifth), "a round after the database came back")
     rounds = (first, second, third, fourth, fifth)
 
     # at the end: money conserved, every shoe card journaled once, the public state the same on both processes' reads
@@ -429,7 +530,7 @@ def test_the_deployed_topology_survives_a_controller_an_api_the_broker_and_the_d
     finally:
         engine.dispose()
     assert rows and all(count == 1 for _boot, _seq, count in rows)
-    assert len(rows) == len(run.dealt), "every card dealt was journaled, once"
+    assert len(rows) == run.cards, "every message of the shoe (card, burn, new deck) was journaled, once"
     assert stakes == [300], "the slip sent five times with one key was placed once"
     run.studio("api1-again", "api", "--host", "127.0.0.1", "--port", str(run.ports["api1"]), "--database",
                run.database_url, env={"STUDIO_MQTT_URL": run.mqtt("api")})  # fmt: skip
@@ -438,3 +539,16 @@ def test_the_deployed_topology_survives_a_controller_an_api_the_broker_and_the_d
         one = run.http("GET", f"/v1/rounds/{round_id}", "ana", port="api1")
         other = run.http("GET", f"/v1/rounds/{round_id}", "ana", port="api2")
         assert one == other and one[1]["phase"] == "settled"
+
+    # every viewer, those the killed API process dropped too, holds the state the API holds now
+    def caught_up() -> bool:
+        now = current(run)
+        return all(view == now for view in viewers.last.values())
+
+    run.wait(caught_up, 15, "every viewer on the current state")
+    assert viewers.reconnects >= VIEWERS // 4, "the viewers of the killed process came back through the proxy"
+    assert viewers.failures == [], viewers.failures[:5]
+    with session_factory(engine := make_engine(run.database_url))() as session:
+        nets = session.scalars(select(Wager.net).where(Wager.round_id == first, Wager.player.startswith("p"))).all()
+    engine.dispose()
+    assert len(nets) == BETTORS and None not in nets, "every accepted slip settled, once"
