@@ -23,7 +23,7 @@ from services.sim.runs import Report, SimSettings
 from services.sim.world import Simulation
 
 ROUNDS = 60  # per seed, across 2 tables
-SEEDS = (1, 2)  # make test: 120 rounds with every fault (CI simulates 3,000 besides)
+SEEDS = (1, 2)  # make test: 120 rounds with every fault (CI simulates 2,000 besides)
 MUTANT_SEEDS = range(1, 9)  # a broken invariant must be caught within these
 
 
