@@ -7,9 +7,11 @@ may produce a 5xx (the tests fuzz the API from its own OpenAPI document to hold 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import DataError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from services.api import api_docs, operator_routes, page_routes, player_routes, refusals
 from services.api import recordings as recordings_routes
@@ -31,15 +33,16 @@ from services.api.actions import action_routes, shared_bodies
 from services.api.consoles import ViewRelay
 from services.api.deps import Services
 from services.api.errors import REFUSALS, body_of, status_of
-from services.api.fanout import RAW_SEND, Poller
+from services.api.fanout import RAW_SEND, Hub, Poller
 from services.api.limits import MAX_BODY_BYTES, RequestLimits
 from services.catalog import STUDIO_GAMES
 from services.db import session_factory
 from services.db.engine import POOL_SIZE
 from services.ledger.wallets import WalletService
+from services.observability.metrics import HTTP_REQUESTS, HTTP_SECONDS, ROUND_OVERDUE
 from services.rounds import queries
 from services.rounds.adapters import Catalog
-from services.rounds.clock import Clock
+from services.rounds.clock import Clock, SystemClock
 from services.rounds.players import PlayerService
 from services.rounds.service import RoundService
 from services.wallet.outbox import SeamlessWallet
@@ -135,6 +138,7 @@ def create_app(
     @app.get("/metrics", tags=["health"], response_class=PlainTextResponse)
     def metrics() -> PlainTextResponse:
         """Prometheus metrics of this process."""
+        overdue(services.states, (clock or SystemClock()).now())
         return PlainTextResponse(generate_latest().decode(), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/healthz", tags=["health"])
@@ -162,12 +166,34 @@ def create_app(
 
 
 class StudioAPI(FastAPI):
-    """FastAPI that hands the server's own ``send`` down in the scope, for the stream fan-out's direct writes."""
+    """FastAPI that counts and times every answer by its route's template (``studio_http_requests_total``,
+    ``studio_http_request_seconds``: to the first byte) and hands the server's own ``send`` down in the scope, for
+    the stream fan-out's direct writes."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            scope["extensions"] = {**(scope.get("extensions") or {}), RAW_SEND: send}
-        await super().__call__(scope, receive, send)
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        scope["extensions"] = {**(scope.get("extensions") or {}), RAW_SEND: send}
+        started = time.perf_counter()
+
+        async def measured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                route = getattr(scope.get("route"), "path", "unmatched")
+                HTTP_SECONDS.labels(scope["method"], route).observe(time.perf_counter() - started)
+                HTTP_REQUESTS.labels(scope["method"], route, str(message["status"])).inc()
+            await send(message)
+
+        await super().__call__(scope, receive, measured)
+
+
+def overdue(states: Hub, now: datetime) -> None:
+    """``studio_round_overdue_seconds`` of every table this process relays: how long its open window has been past
+    its close (0: none is). The controller closes a window within moments; one left open means it cannot."""
+    for table, state in states.values().items():
+        closes = state.get("window_closes_at") if isinstance(state, dict) else None
+        late = (now - datetime.fromisoformat(closes)).total_seconds() if closes else 0.0
+        ROUND_OVERDUE.labels(table).set(max(0.0, late))
 
 
 UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeoutError)  # the database is down, unreachable or saturated

@@ -36,7 +36,7 @@ class ViewRelay:
 
     def __init__(self, url: str) -> None:
         self.state = Hub()
-        self.dealer = Hub(heartbeat_s=RECHECK_S)  # a dealer's token is checked again at each heartbeat
+        self.dealer = Hub(heartbeat_s=RECHECK_S, name="dealer")  # a dealer's token is checked again at each heartbeat
         self._lock = threading.Lock()
         self._views: dict[str, dict[str, Any]] = {}
         self._controllers: dict[str, tuple[str, list[str]]] = {}  # controller → (state, its tables)

@@ -31,9 +31,10 @@ class Services:
     relay: ViewRelay | None = None  # the controllers' round views from the broker (None: no broker)
     states: Hub = field(default_factory=Hub)  # the public round state per table, fanned out to its streams
     poller: Poller | None = None  # without a broker: reads each watched table's state from the database
-    seats: Hub = field(default_factory=lambda: Hub(heartbeat_s=RECHECK_S))  # private seat views, "table/seat/player"
+    # private seat views, "table/seat/player"; a player's own view, "table/player"
+    seats: Hub = field(default_factory=lambda: Hub(heartbeat_s=RECHECK_S, name="seat"))
     seat_poller: Poller | None = None  # reads each watched private view from the database
-    yours: Hub = field(default_factory=lambda: Hub(heartbeat_s=RECHECK_S))  # a player's own view, "table/player"
+    yours: Hub = field(default_factory=lambda: Hub(heartbeat_s=RECHECK_S, name="yours"))
     yours_poller: Poller | None = None
 
     def changed(self, round_id: str) -> None:

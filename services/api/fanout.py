@@ -34,6 +34,8 @@ from typing import Any
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from services.observability import metrics
+
 RESUME_FRAMES = 32
 HEARTBEAT_S = 15.0
 HEARTBEAT = b": heartbeat\n\n"
@@ -76,8 +78,9 @@ class Feed:
 class Hub:
     """Latest values by key (a table), published from any thread and streamed on the event loop."""
 
-    def __init__(self, heartbeat_s: float = HEARTBEAT_S) -> None:
+    def __init__(self, heartbeat_s: float = HEARTBEAT_S, name: str = "state") -> None:
         self.epoch = uuid.uuid4().hex[:8]
+        self.name = name  # the stream's name in ``studio_sse_clients``
         self.heartbeat_s = heartbeat_s
         self._lock = threading.Lock()
         self._feeds: dict[str, Feed] = {}
@@ -97,6 +100,11 @@ class Hub:
         with self._lock:
             found = self._feeds.get(key)
             return None if found is None else found.value
+
+    def values(self) -> dict[str, Any]:
+        """Every key's latest value (those with one)."""
+        with self._lock:
+            return {key: feed.value for key, feed in self._feeds.items() if feed.value is not None}
 
     def publish(self, key: str, value: Any) -> None:
         """A new value for ``key`` (any thread); an unchanged value sends nothing."""
@@ -310,12 +318,15 @@ class _FeedResponse(Response):
         client.transport = _server_transport(scope)
         feed = hub.feed(self.key)
         feed.clients.add(client)
+        clients = metrics.SSE_CLIENTS.labels(hub.name)
+        clients.inc()
         listener = asyncio.create_task(_until_disconnect(receive, client))
         try:
             hub._deliver(feed, client)
             await client.closed
         finally:
             feed.clients.discard(client)
+            clients.dec()
             listener.cancel()
         if client.busy is not None:
             await asyncio.wait([client.busy])

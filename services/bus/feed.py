@@ -39,6 +39,7 @@ from services.bus.messages import (
     decode_shoe_event,
     encode,
 )
+from services.observability import metrics
 
 log = logging.getLogger("studio.bus.feed")
 ShoeEvent = ShoeMessage
@@ -242,6 +243,9 @@ class ShoeInlet:
         self.untrusted = untrusted
         self.malformed = 0
         self.last_seq = 0  # the shoe's latest seq, as its status says
+        self.online: bool | None = (
+            None  # whether its daemon says it is online with its reader connected (None: unheard)
+        )
 
     def status(self, payload: bytes) -> list[ShoeEvent]:
         """Take the shoe's status; what it makes deliverable (a start moved past a gap the shoe can no longer fill)."""
@@ -252,6 +256,7 @@ class ShoeInlet:
             return []
         if status.shoe_id != self.feed.shoe_id:
             return []
+        self.online = status.state == "online" and status.device != "disconnected"
         self.last_seq = max(self.last_seq, status.last_seq)
         if self._from_status and not self._taken and status.first_seq:
             # nothing taken yet, and the journal named no start: begin at the oldest message the shoe still holds
@@ -340,6 +345,8 @@ class ShoeFeedClient:
         if message.topic == self._status:
             with self._lock:
                 started = self.inlet.status(bytes(message.payload))
+                if self.inlet.online is not None:
+                    metrics.DEVICE_ONLINE.labels(self.table, "shoe").set(self.inlet.online)
             self._hand_over([(event, None) for event in started])
             return
         if message.topic != self._cards:

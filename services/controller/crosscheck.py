@@ -13,6 +13,7 @@ from services.bus.messages import ShoeCard, ShoeStatus
 from services.cards import Card
 from services.controller.parts import Parts
 from services.controller.witness import Witness
+from services.observability import metrics
 from services.rounds import checks
 
 log = logging.getLogger("studio.controller")
@@ -47,6 +48,7 @@ class CrossCheck(Parts):
         if status.shoe_id != self._camera_id():
             return
         state = "online" if status.state == "online" and status.device != "disconnected" else "offline"
+        metrics.DEVICE_ONLINE.labels(self.table_id, "camera").set(state == "online")
         if state == self.camera_state:
             return
         if state == "offline":

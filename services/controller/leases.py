@@ -27,11 +27,13 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from sqlalchemy import select, update
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.controller.errors import LeaseHeldError
 from services.controller.models import TableLease
 from services.db.unit_of_work import run_transaction
+from services.observability import metrics
 from services.rounds.clock import Clock, SystemClock, aware
 from services.rounds.errors import FencedError
 
@@ -89,8 +91,19 @@ class Leases:
         Raises ``LeaseHeldError`` when a live controller holds it and this one is no standby; False if stopped.
         """
         seen: tuple[str, datetime] | None = None
+        away = False  # the database's absence was logged (once a spell, not at each try)
+        metrics.LEASE_HELD.labels(table).set(0)
         while not stop.is_set():
-            holder = self.try_acquire(table)
+            try:
+                holder = self.try_acquire(table)
+            except DBAPIError as error:  # the database is away: a controller waits for it as it waits for a lease
+                if not away:
+                    away = True
+                    why = " ".join(str(error).split())[:200]
+                    log.warning("table %s: could not read its lease (waiting for the database): %s", table, why)
+                stop.wait(STANDBY_POLL_S)
+                continue
+            away = False
             if holder is None:
                 return True
             if seen is not None and holder != seen and not standby:
@@ -112,8 +125,10 @@ class Leases:
         now = self.clock.now()
         held = dict(self.held)
         try:
-            kept = run_transaction(self.sessions, partial(self._extend, held=held, until=now + self.ttl))
+            with metrics.LEASE_RENEW_SECONDS.time():
+                kept = run_transaction(self.sessions, partial(self._extend, held=held, until=now + self.ttl))
         except Exception as error:  # the database is away: each lease holds until it runs out
+            metrics.LEASE_RENEW_FAILURES.inc()
             log.warning("could not renew the leases: %s", " ".join(str(error).split())[:200])
             for table in held:
                 if now >= self.expires.get(table, now):
@@ -133,6 +148,7 @@ class Leases:
                 run_transaction(self.sessions, partial(self._expire, table=table, epoch=epoch, at=now))
             except Exception as error:  # it runs out by itself
                 log.warning("table %s: could not release the lease: %s", table, error)
+            metrics.LEASE_HELD.labels(table).set(0)
         self.held.clear()
 
     # ---- the fence ---------------------------------------------------------------------
@@ -179,9 +195,12 @@ class Leases:
             self.held[table] = epoch
             self.expires[table] = now + self.ttl
             self.lost.pop(table, None)
+        metrics.LEASE_HELD.labels(table).set(1)
+        metrics.LEASE_EPOCH.labels(table).set(epoch)
 
     def _lose(self, table: str, why: str) -> None:
         with self._lock:
             if self.held.pop(table, None) is not None or table not in self.lost:
                 log.error("table %s: %s", table, why)
             self.lost[table] = why
+        metrics.LEASE_HELD.labels(table).set(0)

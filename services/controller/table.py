@@ -107,7 +107,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
         if message.shoe_id != self.settings.shoe_id:
             # a shoe wired to the wrong table: its card may be another table's face-down card, so not named
             what = described(message)
-            self._refuse(message, f"{what} from shoe {message.shoe_id}, not this table's shoe", public_card=False)
+            self._refuse(message, f"{what} from shoe {message.shoe_id}, not this table's shoe", "wrong_shoe", False)
             return
         last_boot, last_seq = self._last_message
         if last_boot and message.boot_id != last_boot and message.seq <= last_seq:
@@ -132,7 +132,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
             shown = "a face-down card" if hidden else f"card {card}"
             spent = " from this deck" if self.deck.decks == 1 else f" {self.deck.decks} times from this shoe"
             where = spent if not self.deck.can_take(card) else " in this round (before the new deck)"
-            if self._refuse(message, f"{shown} was already dealt{where}", public_card=not hidden):
+            if self._refuse(message, f"{shown} was already dealt{where}", "already_dealt", public_card=not hidden):
                 self.deck.note_refused(card)
             return
         if self._burn_at_start(message, card):
@@ -157,7 +157,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
             expecting = self.current.expecting if self.current else None
         if not isinstance(expecting, CardWanted):
             state = self.current.phase if self.current else "no round"
-            if self._refuse(message, f"card {card} scanned while no card is expected ({state})"):
+            if self._refuse(message, f"card {card} scanned while no card is expected ({state})", "not_expected"):
                 self.deck.note_refused(card)
             return
         assert self.current is not None
@@ -169,9 +169,10 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
         except (GameError, RoundError) as error:
             self.refresh()  # this copy was behind the database: the card may be one it had not seen
             if card in self._hidden():
-                written = self._refuse(message, "a face-down card was already dealt in this round", public_card=False)
+                again = "a face-down card was already dealt in this round"
+                written = self._refuse(message, again, "face_down_again", public_card=False)
             else:
-                written = self._refuse(message, str(error))
+                written = self._refuse(message, str(error), "game_refused")
             if written:
                 self.deck.note_refused(card)
             return
@@ -194,7 +195,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
             self._publish()
             return
         what = described(message)
-        self._refuse_apart(message, f"{what} in the name of shoe {message.shoe_id} refused: {why}")
+        self._refuse_apart(message, f"{what} in the name of shoe {message.shoe_id} refused: {why}", "untrusted")
 
     def on_out_of_sequence(self, message: ShoeMessage, why: str) -> None:
         """A message the shoe signed that takes no place in its sequence (``why``: the feed's word — an old run's
@@ -205,15 +206,15 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
             return
         self._count("out_of_sequence")
         what = described(message)
-        self._refuse_apart(message, f"{what} of shoe {message.shoe_id} refused: {why}")
+        self._refuse_apart(message, f"{what} of shoe {message.shoe_id} refused: {why}", "out_of_sequence")
 
-    def _refuse_apart(self, message: ShoeMessage, reason: str) -> None:
+    def _refuse_apart(self, message: ShoeMessage, reason: str, code: str) -> None:
         """Refused and journaled apart from the shoe's sequence (it must not take the place of the real message with
         its seq, nor be where the feed resumes), one row per distinct message; its card is never named (a forgery or
         an old card may name a face-down card of this round)."""
         digest = hashlib.sha256(message.model_dump_json().encode()).hexdigest()[:12]
         marked = message.model_copy(update={"boot_id": f"{UNTRUSTED}{digest}-{message.boot_id}"[:64]})
-        self._refuse(marked, reason, public_card=False)
+        self._refuse(marked, reason, code, public_card=False)
 
     def unsigned(self, device: str = "", what: str = "any client of the broker could deal at this table") -> None:
         """Said once at start: without a key for the shoe (or the camera), its messages cannot be told from anyone
@@ -355,7 +356,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
         """Take the round as the service reported it after a committed step (ours or a re-read)."""
         before = (self.current.round_id, self.current.phase) if self.current else None
         if applied is not None and before != (applied.round_id, applied.phase):
-            metrics.ROUND_PHASES.labels(self.table_id, applied.phase).inc()
+            metrics.ROUND_PHASES.labels(self.table_id, applied.game, applied.phase).inc()
         self.current = None if applied is None else replace(applied, engine=None)  # the service's: not kept
         self._publish()
 
@@ -391,12 +392,13 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
 
     # ---- alerts and views ---------------------------------------------------------------
 
-    def _refuse(self, message: ShoeMessage, reason: str, public_card: bool = True) -> bool:
+    def _refuse(self, message: ShoeMessage, reason: str, code: str, public_card: bool = True) -> bool:
         """Record the refusal (the journal keeps the card) and alert the dealer (naming it only if not hidden);
         False, and nothing said, for a message journaled before (taken again after a failure: it was handled)."""
         if not self._journal(message, "refused", reason):
             return False
         self._count("cards_refused")
+        metrics.CARDS_REFUSED.labels(self.table_id, code).inc()
         self._alert("refused_card", reason, message.card if public_card and isinstance(message, ShoeCard) else None)
         self._publish()
         return True

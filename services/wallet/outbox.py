@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from services.db.unit_of_work import run_transaction
 from services.ledger.models import utcnow
+from services.observability import metrics
 from services.wallet.errors import WalletError
 from services.wallet.models import OK, PAYOUT, PENDING, REFUSED, ROLLBACK, STAKE, WalletCallRecord
 from services.wallet.protocol import WalletAnswer, WalletCall, WalletConfig, answer_from, signature
@@ -126,6 +127,7 @@ class SeamlessWallet:
                 left += 1
             except WalletRefusedError:
                 pass
+        metrics.WALLET_PENDING.set(left)
         return left
 
     def _record(self, call: WalletCall, purpose: str, mirrored: bool) -> WalletCallRecord:
@@ -172,15 +174,19 @@ class SeamlessWallet:
             if attempt:
                 self.sleep(delay)
                 delay *= 2
+            started = time.perf_counter()
             try:
                 response = self.http.post(self.config.url(record.kind), content=body, headers=headers)
             except httpx.HTTPError as failure:
                 error = f"{type(failure).__name__}: {failure}"
             else:
+                metrics.WALLET_CALL_SECONDS.labels(record.kind).observe(time.perf_counter() - started)
                 answer = answer_from(response.content, response.headers, self.config)
                 if answer is not None and answer.transaction_id == record.transaction_id:
+                    metrics.WALLET_CALLS.labels(record.kind, "ok" if answer.status == "ok" else "refused").inc()
                     return self._answered(record, answer, attempt + 1)
                 error = f"HTTP {response.status_code}: no signed final answer"
+            metrics.WALLET_CALLS.labels(record.kind, "no_answer").inc()
             log.warning("wallet call %s (%s %s): %s", record.request_id, record.kind, record.transaction_id, error)
         self._attempted(record, tries, error)
         raise OutcomeUnknownError(

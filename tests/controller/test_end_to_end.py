@@ -72,7 +72,10 @@ def test_metrics_and_health_endpoints_show_a_round_went_through(studio: Studio) 
         after = scrape(base)
         table = f'table="{studio.table}"'
         assert after[f'studio_cards_total{{disposition="dealt",{table}}}'] >= 8
-        assert after[f'studio_round_phases_total{{phase="settled",{table}}}'] == 1
+        assert after[f'studio_round_phases_total{{game="pokdeng",phase="settled",{table}}}'] == 1
+        assert after[f"studio_lease_held{{{table}}}"] == 1 and after[f"studio_lease_epoch{{{table}}}"] >= 1
+        assert after[f'studio_device_online{{device="shoe",{table}}}'] == 1  # its daemon's retained status
+        assert after["studio_lease_renew_seconds_count"] >= 1
         assert after[f"studio_mqtt_receive_lag_seconds_count{{{table}}}"] >= 8
         assert after["studio_settlement_seconds_count"] > before.get("studio_settlement_seconds_count", 0)
         with urllib.request.urlopen(f"{base}/readyz") as response:

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -23,7 +24,7 @@ from services.bus.client import LoginRefusedError, confirm_login
 from services.catalog import STUDIO_GAMES
 from services.controller.leases import STANDBY_POLL_S, FencedError, LeaseHeldError, Leases
 from services.controller.models import TableLease
-from services.db import session_factory
+from services.db import make_engine, session_factory
 from services.rounds.clock import ManualClock
 from services.rounds.models import Round
 from services.rounds.service import RoundService
@@ -232,3 +233,18 @@ def test_a_standby_process_takes_over_within_seconds_of_the_writer_being_killed(
             if process is not None and process.poll() is None:
                 process.kill()
                 process.wait(10)
+
+
+def test_a_controller_waiting_for_a_lease_waits_out_a_database_that_is_away(database: Engine) -> None:
+    """The database away (nothing answers at its address): the wait goes on, says so once, and reports nothing held
+    (``studio_lease_held`` 0, which the lease-lost alert reads); it ends when told to, never with an error."""
+    away = Leases(session_factory(make_engine("postgresql+psycopg://nobody@127.0.0.1:1/none")), "waiter")
+    table = f"A{uuid.uuid4().hex[:6]}"
+    stop = threading.Event()
+    threading.Timer(3 * STANDBY_POLL_S, stop.set).start()
+    assert away.acquire(table, standby=True, stop=stop) is False
+    assert away.held == {} and REGISTRY.get_sample_value("studio_lease_held", {"table": table}) == 0
+    back = Leases(session_factory(database), "waiter")  # the database back: the same wait takes the table
+    assert back.acquire(table, standby=True, stop=threading.Event()) is True
+    assert REGISTRY.get_sample_value("studio_lease_held", {"table": table}) == 1
+    assert REGISTRY.get_sample_value("studio_lease_epoch", {"table": table}) == 1

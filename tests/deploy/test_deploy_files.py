@@ -4,6 +4,7 @@ test, ``tests/topology/``, runs that very file)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -13,7 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from prometheus_client import REGISTRY
 
+import services.observability.metrics  # noqa: F401  (registers the studio's metrics)
 from services.cli import build_parser
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
@@ -27,6 +30,8 @@ ENVIRONMENT = {
     "CAMERA_DEVICE": "camera://0",
     "CAMERA_KEY": "/var/lib/studio/.studio/keys/T1-camera.k1.key",
     "MQTT_API_PASSWORD": "secret",
+    "SHOE_METRICS_PORT": "9201",
+    "CAMERA_METRICS_PORT": "9301",
 }
 
 
@@ -116,3 +121,31 @@ def test_the_proxy_configuration_is_one_haproxy_accepts() -> None:
         [haproxy, "-c", "-f", str(DEPLOY / "haproxy" / "haproxy.cfg")], capture_output=True, text=True, env=env
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_prometheus_accepts_the_deployed_configuration_and_alert_rules() -> None:
+    promtool = required("promtool")
+    for check, name in (("config", "prometheus.yml"), ("rules", "alerts.yml")):
+        done = subprocess.run(
+            [promtool, "check", check, name], cwd=DEPLOY / "prometheus", capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_alerts_and_the_dashboard_read_only_metrics_the_studio_exports() -> None:
+    exported: set[str] = set()
+    for family in REGISTRY.collect():
+        suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count")}.get(family.type, ("",))
+        exported |= {family.name + suffix for suffix in suffixes}
+    rules = yaml.safe_load((DEPLOY / "prometheus" / "alerts.yml").read_text())["groups"][0]["rules"]
+    dashboard = json.loads((DEPLOY / "grafana" / "studio.json").read_text())
+    queries = [rule["expr"] for rule in rules] + [
+        target["expr"] for panel in dashboard["panels"] for target in panel["targets"]
+    ]
+    assert len(rules) >= 7 and len(dashboard["panels"]) >= 15
+    for query in queries:
+        named = set(re.findall(r"\bstudio_\w+", query))  # up and ALERTS are Prometheus's own
+        assert named <= exported, f"{query}: {sorted(named - exported)} not exported by the studio"
+    jobs = {job["job_name"] for job in yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())[
+        "scrape_configs"]}  # fmt: skip
+    assert jobs == {"studio-api", "studio-controller", "studio-shoe", "studio-camera"}

@@ -6,10 +6,12 @@ Mosquitto with ``deploy/mosquitto/mosquitto.conf`` (its ACL, passwords from ``ma
 a pty shoe; the test is the dealer (it deals what the dealer console asks for), the operator and the players (over
 HTTP, through the proxy only). Then: a round; the active controller killed (SIGKILL) mid-deal — the standby takes
 the table over and the round settles once; an API process killed — the proxy sends everyone to the other, and a slip
-sent again with its key is placed once; Mosquitto restarted mid-deal — the card in flight comes from the shoe's
-outbox, every part reconnects; PostgreSQL refusing connections — the API answers 503 with Retry-After, then recovers,
-and so does the table. At the end: money conserved to the unit, every shoe card journaled once, every round read
-alike from both API processes.
+sent again with its key is placed once; Mosquitto stopped mid-deal — the card dealt meanwhile comes from the shoe's
+outbox, every part reconnects; the shoe's daemon killed and started again; PostgreSQL refusing connections as a
+betting window closes — the API answers 503 with Retry-After, then recovers, and so does the table. Prometheus runs the
+deployed alert rules over it all (``tests/topology/prometheus.py``) and each alert must be seen firing at its fault.
+At the end: money conserved to the unit, every shoe card journaled once, every round read alike from both API
+processes.
 
 Run by ``.ci/run`` (``STUDIO_REQUIRE_TOPOLOGY=1``: a missing part fails it) and by ``make topology``; skipped by
 ``make test`` (it needs Mosquitto, HAProxy and PostgreSQL's superuser: ``STUDIO_TEST_DATABASE_URL``).
@@ -61,6 +63,7 @@ from services.shoe.signing import new_key, write_key
 from services.sim.checks import TOTALS
 from tests.conftest import free_port
 from tests.support import wait_until
+from tests.topology import prometheus
 
 pytestmark = pytest.mark.topology
 
@@ -81,6 +84,8 @@ def needed() -> str | None:
         return "haproxy"
     if not shutil.which("psql"):
         return "psql"
+    if not shutil.which("prometheus"):
+        return "prometheus"
     if not (os.environ.get("STUDIO_TEST_DATABASE_URL") or "").startswith("postgresql"):
         return "STUDIO_TEST_DATABASE_URL (a PostgreSQL superuser's URL)"
     return None
@@ -91,6 +96,7 @@ class Topology:
     tmp: Path
     logs: dict[str, Path] = field(default_factory=dict)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    commands: dict[str, tuple[list[str], dict[str, str] | None]] = field(default_factory=dict)
     ports: dict[str, int] = field(default_factory=dict)
     passwords: dict[str, str] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)
@@ -103,18 +109,30 @@ class Topology:
     reloaded_for: str = ""  # the deck_low alert a new deck was loaded for
     headers: dict[str, str] = field(default_factory=dict)  # the last HTTP answer's, names in lower case
     superuser: str = ""
+    prometheus: prometheus.Prometheus = field(default_factory=lambda: prometheus.Prometheus(0))
+    supervised: set[str] = field(default_factory=set)  # restarted when they end, as systemd does (Restart=always)
+    closing: threading.Event = field(default_factory=threading.Event)
 
     # ---- the parts ----------------------------------------------------------------------
 
     def start(self, name: str, command: list[str], env: dict[str, str] | None = None) -> None:
         self.logs[name] = self.tmp / f"{name}.log"
+        self.commands[name] = (command, env)
         self.processes[name] = subprocess.Popen(
-            command, cwd=self.tmp, env=os.environ | (env or {}), stdout=self.logs[name].open("wb"),
+            command, cwd=self.tmp, env=os.environ | (env or {}), stdout=self.logs[name].open("ab"),
             stderr=subprocess.STDOUT,
         )  # fmt: skip
 
     def studio(self, name: str, *arguments: str, env: dict[str, str] | None = None) -> None:
         self.start(name, [sys.executable, "-m", "services.cli", *arguments], env)
+
+    def controller(self, name: str) -> list[str]:
+        """A controller's command line (its metrics on its own port)."""
+        return [
+            "controller", "--tables", TABLE, "--broker", self.mqtt("controller"), "--database", self.database_url,
+            "--shoe-keys", str(self.tmp / "keys"), "--lease-seconds", "3", "--result-pause", "2",
+            "--http-port", str(self.ports[name]),
+        ]  # fmt: skip
 
     def mqtt(self, role: str) -> str:
         return f"mqtt://{role}:{quote(self.passwords[role], safe='')}@127.0.0.1:{self.ports['mqtt']}"
@@ -159,13 +177,28 @@ class Topology:
         with socket.socket() as probe:
             return probe.connect_ex(("127.0.0.1", port)) == 0
 
-    def restart(self, name: str) -> None:
-        """Stop the part (SIGTERM, as systemd does) and start it again with the same command line."""
-        process = self.processes[name]
-        process.terminate()
-        process.wait(10)
-        self.logs[name].with_suffix(".before-restart.log").write_bytes(self.logs[name].read_bytes())
-        self.start(name, [str(arg) for arg in process.args])  # type: ignore[union-attr]
+    def stop(self, name: str, how: signal.Signals = signal.SIGTERM) -> float:
+        """Stop the part (SIGTERM as systemd does, or SIGKILL); when it was told to (time.time())."""
+        told = time.time()
+        self.processes[name].send_signal(how)
+        self.processes[name].wait(10)
+        return told
+
+    def again(self, name: str) -> None:
+        """Start the part again with its command line (its log goes on)."""
+        self.start(name, *self.commands[name])
+
+    def alerted(self, alert: str, since: float, **labels: str) -> set[str]:
+        """Wait for ``alert`` to have fired since ``since`` (a fault's time); the set of it, for the test's tally."""
+        self.wait(lambda: self.prometheus.fired(alert, since, **labels), 30, f"the alert {alert} {labels or ''}")
+        return {alert}
+
+    def supervise(self) -> None:
+        """Start every supervised part that ended again a second later, as ``Restart=always`` / ``RestartSec=1``."""
+        while not self.closing.wait(0.5):
+            for name in sorted(self.supervised):
+                if self.processes[name].poll() is not None and not self.closing.wait(1):
+                    self.again(name)
 
     def psql(self, *commands: str) -> None:
         libpq = make_url(self.superuser).set(drivername="postgresql").render_as_string(hide_password=False)
@@ -353,7 +386,8 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
         pytest.skip(f"needs {lacking} (CI installs it)")
     superuser = os.environ["STUDIO_TEST_DATABASE_URL"]
     run = Topology(tmp_path, superuser=superuser)
-    run.ports = {name: free_port() for name in ("mqtt", "websockets", "proxy", "api1", "api2")}
+    parts = ("mqtt", "websockets", "proxy", "api1", "api2", "shoe-metrics", "controller-a", "controller-b")
+    run.ports = {name: free_port() for name in (*parts, "prometheus")}
     try:
         # the broker, as deployed
         made = subprocess.run(
@@ -397,17 +431,26 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
         run.shoe = VirtualShoe("line", tmp_path / "pty")
         run.studio("shoe", "shoe", "--table", TABLE, "--device", f"serial://{run.shoe.path}?dialect=line",
                    "--broker", run.mqtt("shoe"), "--outbox", str(tmp_path / "shoe.outbox"), "--key", str(key),
-                   "--http-port", "0")  # fmt: skip
-        controller = ["controller", "--tables", TABLE, "--broker", run.mqtt("controller"), *database,
-                      "--shoe-keys", str(tmp_path / "keys"), "--lease-seconds", "3", "--result-pause", "2",
-                      "--http-port", "0"]  # fmt: skip
-        run.studio("controller-a", *controller)
+                   "--http-port", str(run.ports["shoe-metrics"]))  # fmt: skip
+        run.studio("controller-a", *run.controller("controller-a"))
         run.console = Subscriber(run.mqtt("dealer"), [topics.round_dealer(TABLE)])
         run.wait(lambda: run.dealer_view().get("phase") == "betting", 60, "the first round's betting")
-        run.studio("controller-b", *controller, "--standby")
+        run.studio("controller-b", *run.controller("controller-b"), "--standby")
+        run.supervised.add("controller-b")
+        threading.Thread(target=run.supervise, daemon=True).start()
         run.wait(lambda: all(run.answers(port) for port in ("api1", "api2", "proxy")), 60, "the APIs and the proxy")
+        # Prometheus, as deployed, scraping every part and evaluating the deployed alerts
+        local = lambda *names: [f"127.0.0.1:{run.ports[name]}" for name in names]  # noqa: E731
+        scraped = {"studio-api": local("api1", "api2"), "studio-controller": local("controller-a", "controller-b"),
+                   "studio-shoe": local("shoe-metrics")}  # fmt: skip
+        (tmp_path / "prometheus").mkdir()
+        config = prometheus.configure(tmp_path / "prometheus", scraped)
+        run.start("prometheus", prometheus.command(config, run.ports["prometheus"]))
+        run.prometheus = prometheus.Prometheus(run.ports["prometheus"])
+        run.wait(lambda: run.prometheus.ready() and run.prometheus.targets_up() == 5, 30, "Prometheus on every part")
         yield run
     finally:
+        run.closing.set()
         if run.console is not None:
             run.console.close()
         for process in run.processes.values():
@@ -470,34 +513,68 @@ def played(run: Topology, viewers: Viewers) -> None:
     run.deal_until(settled(first), "the first round")
     read = current(run)  # the API's read of it, through the proxy
     assert read["round_id"] != first or read["phase"] == "settled", read
+    assert run.prometheus.firing() == set(), "a healthy studio fires no alert"
+    fired: set[str] = set()
 
     # the active controller killed mid-deal: the standby takes the table over, the round settles once
     second = run.betting(after=first)
     assert bet(run, "ana", second, 200, "a2")[0] == 201
     run.deal_until(lambda view: view.get("round_id") == second and len(run.dealt_in(second)) >= 3, "3 cards")
-    run.processes["controller-a"].send_signal(signal.SIGKILL)
-    run.processes["controller-a"].wait(10)
+    killed = run.stop("controller-a", signal.SIGKILL)
     run.deal_until(settled(second), "the second round, on the standby controller")
+    fired |= run.alerted("StudioProcessDown", killed, job="studio-controller")
 
     # an API process killed: the proxy takes it out, a slip sent again with its key is placed once
     third = run.betting(after=second)
     assert bet(run, "binh", third, 300, "b3")[0] == 201
-    run.processes["api1"].send_signal(signal.SIGKILL)
-    run.processes["api1"].wait(10)
+    killed = run.stop("api1", signal.SIGKILL)
     for _ in range(4):  # round robin: every other request would go to the dead process
         status, answer = bet(run, "binh", third, 300, "b3")
         assert status in (200, 201), answer
     run.deal_until(settled(third), "the third round, one API process left")
+    fired |= run.alerted("StudioProcessDown", killed, job="studio-api")
 
-    # Mosquitto restarted mid-deal: the card in flight is delivered from the shoe's outbox, every part reconnects
+    # Mosquitto stopped mid-deal: the card dealt meanwhile waits in the shoe's outbox (the backlog alert fires), and
+    # once the broker is back it is delivered, every part reconnects, the round settles
     fourth = run.betting(after=third)
     bet(run, "ana", fourth, 100, "a4")
-    run.deal_until(lambda view: view.get("round_id") == fourth and len(run.dealt_in(fourth)) >= 2, "2 cards")
-    run.restart("mosquitto")
-    run.wait(lambda: run.listening(run.ports["mqtt"]), 10, "mosquitto to listen again")
-    run.deal_until(settled(fourth), "the fourth round, after the broker's restart")
 
-    # PostgreSQL refuses connections: the API answers 503 with Retry-After, then recovers, and so does the table
+    def asks_a_third_card(view: dict[str, Any]) -> bool:
+        wanted = view.get("next_card")
+        return bool(
+            view.get("round_id") == fourth and len(run.dealt_in(fourth)) >= 2 and wanted
+            and (fourth, wanted["position"], wanted["index"]) not in run.dealt
+        )  # fmt: skip
+
+    run.deal_until(asks_a_third_card, "the console asking for a third card")
+    wanted = run.dealer_view()["next_card"]
+    stopped = run.stop("mosquitto")
+    run.dealt.add((fourth, wanted["position"], wanted["index"]))
+    run.shoe.deal(run.deck.pop(), burn=bool(wanted.get("burn")))  # type: ignore[union-attr]
+    run.cards += 1
+    fired |= run.alerted("StudioOutboxBacklog", stopped)
+    run.again("mosquitto")
+    run.wait(lambda: run.listening(run.ports["mqtt"]), 10, "mosquitto to listen again")
+    run.deal_until(settled(fourth), "the fourth round, after the broker came back")
+
+    # the shoe's daemon killed: its last will says offline, the device alert fires; started again, it deals on
+    killed = run.stop("shoe", signal.SIGKILL)
+    fired |= run.alerted("StudioDeviceOffline", killed, device="shoe", table=TABLE)
+    run.again("shoe")
+    run.wait(lambda: bool(run.prometheus.query('studio_device_online{device="shoe"} == 1')), 30, "the shoe online")
+
+    # the killed controller back, as a standby (both now restart as systemd would); then PostgreSQL refuses
+    # connections as a betting window closes: the API answers 503 with Retry-After, the lease runs out with nobody
+    # to take it, the round stays past its window — each alert fires — then everything recovers, the table changes
+    # hands a second time (the flapping alert) and deals on
+    run.studio("controller-a", *run.controller("controller-a"), "--standby")
+    run.supervised.add("controller-a")
+    run.wait(lambda: len(run.prometheus.query(f'studio_lease_held{{table="{TABLE}"}}')) == 2, 30, "two controllers")
+    fifth = run.betting(after=fourth)
+    bet(run, "binh", fifth, 100, "b5")
+    closes = datetime.fromisoformat(run.dealer_view()["betting_closes_at"])
+    time.sleep(max(0.0, (closes - datetime.now(UTC)).total_seconds() - 0.5))
+    cut = time.time()
     run.psql(
         f"ALTER DATABASE {NAME} ALLOW_CONNECTIONS false",
         f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{NAME}'",
@@ -506,12 +583,20 @@ def played(run: Topology, viewers: Viewers) -> None:
         status, answer = run.http("GET", "/v1/history", "ana")
         assert status == 503 and answer["code"] == "database_unavailable", (status, answer)
         assert run.headers.get("retry-after", "").isdigit(), run.headers
+        outage = {"StudioHTTPErrors", "StudioLeaseLost", "StudioRoundStuck"}
+
+        def all_fired() -> bool:
+            run.http("GET", "/v1/history", "ana")  # players keep asking
+            return all(run.prometheus.fired(alert, cut) for alert in outage)
+
+        run.wait(all_fired, 60, f"{', '.join(sorted(outage))} to fire")
+        fired |= outage
     finally:
         run.psql(f"ALTER DATABASE {NAME} ALLOW_CONNECTIONS true")
     run.wait(lambda: run.http("GET", "/v1/history", "ana")[0] == 200, 30, "the API's recovery")
-    fifth = run.betting(after=fourth)
-    bet(run, "binh", fifth, 100, "b5")
-    run.deal_until(settled(fifth), "a round after the database came back")
+    run.deal_until(settled(fifth), "the round caught by the outage, after the database came back")
+    fired |= run.alerted("StudioLeaseFlapping", cut)
+    assert fired == prometheus.alert_names(), "every deployed alert fired at its fault"
     rounds = (first, second, third, fourth, fifth)
 
     # at the end: money conserved, every shoe card journaled once, the public state the same on both processes' reads

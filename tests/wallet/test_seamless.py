@@ -22,13 +22,14 @@ pytestmark = pytest.mark.db
 
 @pytest.fixture
 def operator() -> Iterator[tuple[OperatorWallet, str]]:
-    wallet = OperatorWallet(balances={"ana": 1_000, "binh": 50}, slow_s=0.6)
+    wallet = OperatorWallet(balances={"ana": 1_000, "binh": 50}, slow_s=2.0)
     with serving(wallet) as url:
         yield wallet, url
 
 
 def studio_side(database: Engine, url: str, attempts: int = 5) -> SeamlessWallet:
-    config = WalletConfig(url, SECRET, timeout_s=0.3, attempts=attempts, backoff_s=0.01)
+    # 1 s an attempt: a loaded CI machine answers within it (the slow fault answers after 2 s)
+    config = WalletConfig(url, SECRET, timeout_s=1.0, attempts=attempts, backoff_s=0.01)
     return SeamlessWallet(session_factory(database), config)
 
 
