@@ -1,6 +1,6 @@
 """Benchmark: one API process fanning a table's public state out to N concurrent SSE clients.
 
-    .venv/bin/python bench/fanout.py [--clients 10000] [--changes 20] [--broker mqtt://host:port]
+    .venv/bin/python bench/fanout.py [--clients 10000] [--changes 20] [--broker mqtt://host:port] [--proxies N]
 
 The API (``create_app`` with the broker relay, uvicorn, one process) runs in a child process; the
 clients — plain asyncio HTTP/1.1 connections to ``/v1/tables/T1/state/stream``, split over
@@ -14,6 +14,13 @@ deliveries; the API's CPU per change (its own user + system time over the change
 included); the same change to one client of the same API process. Floor, in the same run with the
 same clients: a bare asyncio server (no HTTP stack, no MQTT) writing each change, encoded once, to
 every connection — what the kernel's loopback TCP costs for N sockets on this machine.
+
+``--proxies N``: the production shape — two API processes behind N HAProxy processes, each with
+``deploy/haproxy/haproxy.cfg`` (Debian's ``haproxy``; N proxy machines behind DNS or an L4 balancer), the client
+processes taking the proxies in turn and each proxy splitting its clients over both API processes (round robin); the
+API's CPU is both processes'. Its floor: two bare servers behind the same proxies. A proxy holds about half its
+open-file limit in connections (each connection is two descriptors): where a process may open 20,000 files, 20,000
+viewers need three.
 Loopback only; every loop is bounded in count and time. The last line is one JSON object.
 """
 
@@ -27,6 +34,7 @@ import multiprocessing
 import os
 import re
 import resource
+import shutil
 import socket
 import statistics
 import subprocess
@@ -95,16 +103,24 @@ def serve(port: int, broker: str, database: str) -> None:
 
 
 async def one_client(port: int, arrivals: dict[int, list[float]], ready: list[int], stop: asyncio.Event) -> None:
-    for attempt in range(20):
+    """One viewer: connects (again, after a pause that grows, when refused or answered anything but 200 — a proxy
+    with no server up answers 503 — as a player's page does), then stamps each change's arrival."""
+    request = f"GET {PATH} HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n".encode()
+    for attempt in range(40):
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(request)
+            await writer.drain()
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (OSError, asyncio.IncompleteReadError):
+            head = b""
+        if head.startswith(b"HTTP/1.1 200"):
             break
-        except OSError:
-            await asyncio.sleep(0.05 * (attempt + 1))
+        if head:
+            writer.close()
+        await asyncio.sleep(min(2.0, 0.05 * (attempt + 1)))
     else:
         raise RuntimeError("could not connect")
-    writer.write(f"GET {PATH} HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n".encode())
-    await writer.drain()
     buffer = b""
     counted = False
     while not stop.is_set():
@@ -247,12 +263,16 @@ def raw_server(port: int, pipe: Any) -> None:
         uvloop.run(main())
 
 
-def measure(port: int, change: Any, pid: int, clients: int, procs: int, changes: int, first: int) -> dict[str, Any]:
+def measure(
+    ports: list[int], change: Any, pids: list[int], clients: int, procs: int, changes: int, first: int
+) -> dict[str, Any]:
+    """``clients`` over ``procs`` client processes, each connecting to one of ``ports`` in turn."""
     change(first - 1)
     per_proc = [clients // procs + (1 if index < clients % procs else 0) for index in range(procs)]
     pipes = []
     workers = []
-    for count in per_proc:
+    for index, count in enumerate(per_proc):
+        port = ports[index % len(ports)]
         if not count:
             continue
         parent, child = multiprocessing.Pipe()
@@ -265,13 +285,13 @@ def measure(port: int, change: Any, pid: int, clients: int, procs: int, changes:
         print(f"only {connected} of {clients} clients connected", file=sys.stderr)
     time.sleep(1.0)
     published: dict[int, float] = {}
-    cpu_before = cpu_seconds(pid)
+    cpu_before = sum(cpu_seconds(pid) for pid in pids)
     for n in range(first, first + changes):
         published[n] = time.monotonic()
         change(n)
         time.sleep(max(0.0, published[n] + 1.0 - time.monotonic()))
     time.sleep(1.0)
-    cpu = cpu_seconds(pid) - cpu_before
+    cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
     for pipe in pipes:
         pipe.send("stop")
     arrivals: dict[int, list[float]] = {}
@@ -301,40 +321,64 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=20)
     parser.add_argument("--client-procs", type=int, default=4)
     parser.add_argument("--broker", default=None, help="an MQTT URL (default: the embedded amqtt on a free port)")
+    parser.add_argument("--proxies", type=int, default=0, help="N HAProxy processes in front of two API processes")
     parser.add_argument("--serve", nargs=3, metavar=("PORT", "BROKER", "DATABASE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(int(args.serve[0]), args.serve[1], args.serve[2])
         return
     raise_file_limit()
+    servers = 2 if args.proxies else 1
+    procs = max(args.client_procs, 2 * args.proxies)  # every proxy gets client processes
     with broker(args.broker) as url, tempfile.TemporaryDirectory() as scratch:
-        port = free_port()
-        database = f"sqlite:///{scratch}/fanout.db"
-        api = subprocess.Popen([sys.executable, __file__, "--serve", str(port), url, database])
+        ports = [free_port() for _ in range(servers)]
+        apis = [
+            subprocess.Popen([sys.executable, __file__, "--serve", str(port), url, f"sqlite:///{scratch}/fanout{n}.db"])
+            for n, port in enumerate(ports)
+        ]
         publisher = Publisher(url)
         try:
-            wait_for_port(port, api)
-            one = measure(port, publisher, api.pid, 1, 1, min(args.changes, 10), first=1)
-            print(f"API, 1 client: {one}", flush=True)
-            full = measure(port, publisher, api.pid, args.clients, args.client_procs, args.changes, first=1000)
-            print(f"API, {args.clients} clients: {full}", flush=True)
+            for port, api in zip(ports, apis, strict=True):
+                wait_for_port(port, api)
+            with proxied(ports, args.proxies) as entry:
+                pids = [api.pid for api in apis]
+                one = measure(entry, publisher, pids, 1, 1, min(args.changes, 10), first=1)
+                print(f"API, 1 client: {one}", flush=True)
+                full = measure(entry, publisher, pids, args.clients, procs, args.changes, first=1000)
+                print(f"API x{servers}, {args.proxies} proxies, {args.clients} clients: {full}", flush=True)
         finally:
             publisher.close()
-            api.terminate()
-            api.wait(10)
-    raw_port = free_port()
-    commands, server_end = multiprocessing.Pipe()
-    raw = multiprocessing.Process(target=raw_server, args=(raw_port, server_end))
-    raw.start()
+            for api in apis:
+                api.terminate()
+                api.wait(10)
+    raw_ports = [free_port() for _ in range(servers)]
+    pipes = [multiprocessing.Pipe() for _ in range(servers)]
+    raws = [
+        multiprocessing.Process(target=raw_server, args=(port, end))
+        for port, (_, end) in zip(raw_ports, pipes, strict=True)
+    ]
+    for raw in raws:
+        raw.start()
+
+    def change(n: int | None) -> None:
+        for commands, _ in pipes:
+            commands.send(n)
+
     try:
-        wait_for_port(raw_port, None)
-        floor = measure(raw_port, commands.send, raw.pid or 0, args.clients, args.client_procs, args.changes, 1000)
-        print(f"bare sockets, {args.clients} clients: {floor}", flush=True)
+        for port in raw_ports:
+            wait_for_port(port, None)
+        with proxied(raw_ports, args.proxies) as entry:
+            raw_pids = [raw.pid or 0 for raw in raws]
+            floor = measure(entry, change, raw_pids, args.clients, procs, args.changes, 1000)
+        print(f"bare sockets x{servers}, {args.clients} clients: {floor}", flush=True)
     finally:
-        commands.send(None)
-        raw.join(10)
+        change(None)
+        for raw in raws:
+            raw.join(10)
     figures = {
         **full,
+        "api_processes": servers,
+        "haproxy_processes": args.proxies,
         "one_client_p50_ms": one["last_client_p50_ms"],
         "one_client_p99_ms": one["last_client_p99_ms"],
         "floor_bare_sockets_last_client_p50_ms": floor["last_client_p50_ms"],
@@ -344,6 +388,38 @@ def main() -> None:
         "cpu_ratio_to_floor": _ratio(full["api_cpu_ms_per_change"], floor["api_cpu_ms_per_change"]),
     }
     print(json.dumps(figures))
+
+
+@contextmanager
+def proxied(ports: list[int], proxies: int) -> Iterator[list[int]]:
+    """The ports the clients connect to: the one server's, or those of ``proxies`` HAProxy processes, each in front of
+    the two servers with the deployed configuration."""
+    if not proxies:
+        yield ports[:1]
+        return
+    haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
+    if not Path(haproxy).exists():
+        raise SystemExit("--proxies needs HAProxy (apt-get install -y haproxy)")
+    config = Path(__file__).resolve().parents[1] / "deploy" / "haproxy" / "haproxy.cfg"
+    entries = [free_port() for _ in range(proxies)]
+    servers = {"STUDIO_API_1": f"127.0.0.1:{ports[0]}", "STUDIO_API_2": f"127.0.0.1:{ports[1]}"}
+    started = [
+        subprocess.Popen(
+            [haproxy, "-db", "-f", str(config)],
+            stdout=subprocess.DEVNULL,
+            env=os.environ | servers | {"STUDIO_PROXY_BIND": f"127.0.0.1:{entry}"},
+        )
+        for entry in entries
+    ]
+    try:
+        for entry, process in zip(entries, started, strict=True):
+            wait_for_port(entry, process)
+        time.sleep(2.5)  # both servers seen healthy (two checks a second apart) before the clients come
+        yield entries
+    finally:
+        for process in started:
+            process.terminate()
+            process.wait(10)
 
 
 def _ratio(value: float | None, floor: float | None) -> float | None:

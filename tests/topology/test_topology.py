@@ -55,6 +55,7 @@ from services.catalog import STUDIO_GAMES
 from services.db import make_engine, migrate, session_factory
 from services.journal.models import ShoeJournal
 from services.ledger.wallets import WalletService
+from services.rounds import audit, checks
 from services.rounds.models import Wager
 from services.rounds.players import PlayerService
 from services.rounds.returns import HOUSE_SETTINGS
@@ -64,6 +65,7 @@ from services.sim.checks import TOTALS
 from tests.conftest import free_port
 from tests.support import wait_until
 from tests.topology import prometheus
+from tests.topology.camera import StreamedCamera, calibrated
 
 pytestmark = pytest.mark.topology
 
@@ -102,6 +104,7 @@ class Topology:
     tokens: dict[str, str] = field(default_factory=dict)
     database_url: str = ""
     shoe: VirtualShoe | None = None
+    camera: StreamedCamera = field(default_factory=StreamedCamera)
     console: Subscriber | None = None
     dealt: set[tuple[str, str, int]] = field(default_factory=set)  # the cards the console asked for, dealt
     deck: list[str] = field(default_factory=lambda: shuffled(0))  # what is left in the shoe (its last card first)
@@ -130,7 +133,7 @@ class Topology:
         """A controller's command line (its metrics on its own port)."""
         return [
             "controller", "--tables", TABLE, "--broker", self.mqtt("controller"), "--database", self.database_url,
-            "--shoe-keys", str(self.tmp / "keys"), "--lease-seconds", "3", "--result-pause", "2",
+            "--shoe-keys", str(self.tmp / "keys"), "--lease-seconds", "3", "--result-pause", "2", "--cameras",
             "--http-port", str(self.ports[name]),
         ]  # fmt: skip
 
@@ -232,6 +235,11 @@ class Topology:
                 return
             wanted = view.get("next_card")
             low = [alert["at"] for alert in view.get("alerts", []) if alert["kind"] == "deck_low"]
+            checking = [check for check in view.get("checks", []) if check["status"] == checks.PENDING]
+            if checking:  # turned up under the camera: the next card once the camera agreed
+                self.camera.turn_up(view["round_id"], {check["position"]: check["card"] for check in checking})
+                time.sleep(0.05)
+                continue
             if wanted and (view["round_id"], wanted["position"], wanted["index"]) not in self.dealt:
                 self.dealt.add((view["round_id"], wanted["position"], wanted["index"]))
                 self.shoe.deal(self.deck.pop(), burn=bool(wanted.get("burn")))
@@ -386,7 +394,8 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
         pytest.skip(f"needs {lacking} (CI installs it)")
     superuser = os.environ["STUDIO_TEST_DATABASE_URL"]
     run = Topology(tmp_path, superuser=superuser)
-    parts = ("mqtt", "websockets", "proxy", "api1", "api2", "shoe-metrics", "controller-a", "controller-b")
+    parts = ("mqtt", "websockets", "proxy", "api1", "api2", "shoe-metrics", "camera-metrics", "controller-a",
+             "controller-b")  # fmt: skip
     run.ports = {name: free_port() for name in (*parts, "prometheus")}
     try:
         # the broker, as deployed
@@ -404,7 +413,9 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
         engine = make_engine(run.database_url)
         migrate(engine)
         sessions = session_factory(engine)
-        RoundService(sessions, games=STUDIO_GAMES).create_table(TABLE, "THB", HOUSE_SETTINGS | WINDOWS, "pokdeng")
+        RoundService(sessions, games=STUDIO_GAMES).create_table(
+            TABLE, "THB", HOUSE_SETTINGS | WINDOWS, "pokdeng", verify=checks.HOLD, verify_window_ms=30_000
+        )  # the camera must agree with the shoe on every face-up card before the round settles
         players, wallets = PlayerService(sessions), WalletService(sessions, "THB")
         for n in range(BETTORS):
             run.tokens[f"p{n}"] = players.register(f"p{n}")
@@ -432,6 +443,13 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
         run.studio("shoe", "shoe", "--table", TABLE, "--device", f"serial://{run.shoe.path}?dialect=line",
                    "--broker", run.mqtt("shoe"), "--outbox", str(tmp_path / "shoe.outbox"), "--key", str(key),
                    "--http-port", str(run.ports["shoe-metrics"]))  # fmt: skip
+        # the overhead camera (an MJPEG stream, as an IP camera serves), its key, its daemon as studio-camera@T1 runs
+        camera_key = write_key(tmp_path / "keys", new_key(f"{TABLE}-camera"))
+        templates = calibrated(tmp_path / "camera")
+        run.studio("camera", "shoe", "--witness", "--table", TABLE, "--device",
+                   f"camera://{run.camera.url}?templates={templates}", "--key", str(camera_key), "--broker",
+                   run.mqtt("shoe"), "--outbox", str(tmp_path / "camera.outbox"),
+                   "--http-port", str(run.ports["camera-metrics"]))  # fmt: skip
         run.studio("controller-a", *run.controller("controller-a"))
         run.console = Subscriber(run.mqtt("dealer"), [topics.round_dealer(TABLE)])
         run.wait(lambda: run.dealer_view().get("phase") == "betting", 60, "the first round's betting")
@@ -442,12 +460,12 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
         # Prometheus, as deployed, scraping every part and evaluating the deployed alerts
         local = lambda *names: [f"127.0.0.1:{run.ports[name]}" for name in names]  # noqa: E731
         scraped = {"studio-api": local("api1", "api2"), "studio-controller": local("controller-a", "controller-b"),
-                   "studio-shoe": local("shoe-metrics")}  # fmt: skip
+                   "studio-shoe": local("shoe-metrics"), "studio-camera": local("camera-metrics")}  # fmt: skip
         (tmp_path / "prometheus").mkdir()
         config = prometheus.configure(tmp_path / "prometheus", scraped)
         run.start("prometheus", prometheus.command(config, run.ports["prometheus"]))
         run.prometheus = prometheus.Prometheus(run.ports["prometheus"])
-        run.wait(lambda: run.prometheus.ready() and run.prometheus.targets_up() == 5, 30, "Prometheus on every part")
+        run.wait(lambda: run.prometheus.ready() and run.prometheus.targets_up() == 6, 30, "Prometheus on every part")
         yield run
     finally:
         run.closing.set()
@@ -463,6 +481,7 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
                 process.kill()
         if run.shoe is not None:
             run.shoe.close()
+        run.camera.close()
         drop_postgres(superuser)
 
 
@@ -477,6 +496,13 @@ def bet(run: Topology, who: str, round_id: str, stake: int, key: str) -> tuple[i
     status, answer = run.http("POST", f"/v1/rounds/{round_id}/bets", who, slip, key)
     assert status in (200, 201), (status, answer)
     return status, answer
+
+
+def agreed(view: dict[str, Any]) -> bool:
+    """No card waits for the camera's word. (A sighting in flight when the active controller dies, or while the broker
+    is away, is lost — the witness feed has no resend yet — and its card then waits for an operator's word: the
+    breakages below come between the camera's words.)"""
+    return not any(check["status"] == checks.PENDING for check in view.get("checks", []))
 
 
 def settled(round_id: str) -> Callable[[dict[str, Any]], bool]:
@@ -519,7 +545,8 @@ def played(run: Topology, viewers: Viewers) -> None:
     # the active controller killed mid-deal: the standby takes the table over, the round settles once
     second = run.betting(after=first)
     assert bet(run, "ana", second, 200, "a2")[0] == 201
-    run.deal_until(lambda view: view.get("round_id") == second and len(run.dealt_in(second)) >= 3, "3 cards")
+    run.deal_until(lambda view: view.get("round_id") == second and len(run.dealt_in(second)) >= 3 and agreed(view),
+                   "3 cards, the camera agreeing")  # fmt: skip
     killed = run.stop("controller-a", signal.SIGKILL)
     run.deal_until(settled(second), "the second round, on the standby controller")
     fired |= run.alerted("StudioProcessDown", killed, job="studio-controller")
@@ -543,7 +570,7 @@ def played(run: Topology, viewers: Viewers) -> None:
         wanted = view.get("next_card")
         return bool(
             view.get("round_id") == fourth and len(run.dealt_in(fourth)) >= 2 and wanted
-            and (fourth, wanted["position"], wanted["index"]) not in run.dealt
+            and (fourth, wanted["position"], wanted["index"]) not in run.dealt and agreed(view)
         )  # fmt: skip
 
     run.deal_until(asks_a_third_card, "the console asking for a third card")
@@ -612,11 +639,16 @@ def played(run: Topology, viewers: Viewers) -> None:
                 .group_by(ShoeJournal.boot_id, ShoeJournal.seq)
             ).all()  # fmt: skip
             stakes = session.scalars(select(Wager.stake).where(Wager.round_id == third, Wager.player == "binh")).all()
+        service = RoundService(session_factory(engine), games=STUDIO_GAMES)
+        checked = {round_id: audit.card_checks(service, round_id) for round_id in rounds}
     finally:
         engine.dispose()
     assert rows and all(count == 1 for _boot, _seq, count in rows)
     assert len(rows) == run.cards, "every message of the shoe (card, burn, new deck) was journaled, once"
     assert stakes == [300], "the slip sent five times with one key was placed once"
+    assert all(checked.values()), "the camera checked every round's face-up cards"
+    statuses = {row["status"] for rows in checked.values() for row in rows}
+    assert statuses == {checks.AGREED}, f"the camera agreed with the shoe on every card: {checked}"
     run.studio("api1-again", "api", "--host", "127.0.0.1", "--port", str(run.ports["api1"]), "--database",
                run.database_url, env={"STUDIO_MQTT_URL": run.mqtt("api")})  # fmt: skip
     run.wait(lambda: run.answers("api1"), 60, "the API process started again")
