@@ -499,9 +499,9 @@ def bet(run: Topology, who: str, round_id: str, stake: int, key: str) -> tuple[i
 
 
 def agreed(view: dict[str, Any]) -> bool:
-    """No card waits for the camera's word. (A sighting in flight when the active controller dies, or while the broker
-    is away, is lost — the witness feed has no resend yet — and its card then waits for an operator's word: the
-    breakages below come between the camera's words.)"""
+    """No card waits for the camera's word. (A witness is never asked to resend: a sighting in flight when the active
+    controller dies, or while the broker is away, is lost, and its card waits for an operator's word — the breakages
+    below come between the camera's words.)"""
     return not any(check["status"] == checks.PENDING for check in view.get("checks", []))
 
 
