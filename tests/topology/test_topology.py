@@ -63,6 +63,7 @@ from services.rounds.service import RoundService
 from services.shoe.signing import new_key, write_key
 from services.sim.checks import TOTALS
 from tests.conftest import free_port
+from tests.deploy.test_deploy_files import studio_command_lines
 from tests.support import wait_until
 from tests.topology import prometheus
 from tests.topology.camera import StreamedCamera, calibrated
@@ -74,7 +75,7 @@ DEPLOY = ROOT / "deploy"
 TABLE = "T1"
 NAME = "studio_topology"  # the deploy's role and database, renamed: a real ``studio`` database is never touched
 BETTORS = int(os.environ.get("STUDIO_TOPOLOGY_BETTORS", "300"))  # each sends one slip in the first round
-VIEWERS = int(os.environ.get("STUDIO_TOPOLOGY_VIEWERS", "1000"))  # of the public stream, through the proxy
+VIEWERS = int(os.environ.get("STUDIO_TOPOLOGY_VIEWERS", "2000"))  # of the public stream, through the proxy
 WINDOWS = {"betting_window_ms": 12_000, "insurance_window_ms": 1_500, "decision_window_ms": 1_500}
 
 
@@ -254,6 +255,19 @@ class Topology:
                 self.cards += 1
             time.sleep(0.05)
         raise TimeoutError(f"not done in 60 s: {what}; last dealer view: {self.dealer_view()}{self.told()}")
+
+    def asking(self, round_id: str, after: int) -> Callable[[dict[str, Any]], bool]:
+        """A dealer view of ``round_id`` with ``after`` cards dealt, all taken (the console asks for one not dealt yet)
+        and agreed by the camera: between the camera's words (see ``agreed``)."""
+
+        def done(view: dict[str, Any]) -> bool:
+            wanted = view.get("next_card")
+            return bool(
+                view.get("round_id") == round_id and len(self.dealt_in(round_id)) >= after and wanted
+                and (round_id, wanted["position"], wanted["index"]) not in self.dealt and agreed(view)
+            )  # fmt: skip
+
+        return done
 
     def betting(self, after: str = "", left: float = 3) -> str:
         """A round taking bets ``left`` seconds more, after round ``after`` (rounds before it dealt to their end)."""
@@ -498,6 +512,18 @@ def bet(run: Topology, who: str, round_id: str, stake: int, key: str) -> tuple[i
     return status, answer
 
 
+def deployed_alike(run: Topology) -> None:
+    """Every studio process the topology ran is one the systemd units run (and, but for the camera, the compose file):
+    the same command, the camera's as a witness."""
+    lines = studio_command_lines()
+    units = {(args[0], "--witness" in args) for where, args in lines if where.endswith(".service")}
+    composed = {(args[0], "--witness" in args) for where, args in lines if where.startswith("compose.yaml")}
+    ran = {(command[3], "--witness" in command) for command, _ in run.commands.values() if "services.cli" in command}
+    assert ran == {("api", False), ("controller", False), ("shoe", False), ("shoe", True)}, ran
+    assert ran <= units, f"run here, in no systemd unit: {sorted(ran - units)}"
+    assert ran - {("shoe", True)} <= composed, f"run here, not in compose.yaml: {sorted(ran - composed)}"
+
+
 def agreed(view: dict[str, Any]) -> bool:
     """No card waits for the camera's word. (A witness is never asked to resend: a sighting in flight when the active
     controller dies, or while the broker is away, is lost, and its card waits for an operator's word — the breakages
@@ -523,6 +549,7 @@ def test_the_deployed_topology_survives_a_controller_an_api_the_broker_and_the_d
         played(run, viewers)
     finally:
         viewers.close()
+    deployed_alike(run)
 
 
 def played(run: Topology, viewers: Viewers) -> None:
@@ -545,8 +572,7 @@ def played(run: Topology, viewers: Viewers) -> None:
     # the active controller killed mid-deal: the standby takes the table over, the round settles once
     second = run.betting(after=first)
     assert bet(run, "ana", second, 200, "a2")[0] == 201
-    run.deal_until(lambda view: view.get("round_id") == second and len(run.dealt_in(second)) >= 3 and agreed(view),
-                   "3 cards, the camera agreeing")  # fmt: skip
+    run.deal_until(run.asking(second, after=3), "3 cards taken and agreed, a fourth asked for")
     killed = run.stop("controller-a", signal.SIGKILL)
     run.deal_until(settled(second), "the second round, on the standby controller")
     fired |= run.alerted("StudioProcessDown", killed, job="studio-controller")
@@ -566,14 +592,7 @@ def played(run: Topology, viewers: Viewers) -> None:
     fourth = run.betting(after=third)
     bet(run, "ana", fourth, 100, "a4")
 
-    def asks_a_third_card(view: dict[str, Any]) -> bool:
-        wanted = view.get("next_card")
-        return bool(
-            view.get("round_id") == fourth and len(run.dealt_in(fourth)) >= 2 and wanted
-            and (fourth, wanted["position"], wanted["index"]) not in run.dealt and agreed(view)
-        )  # fmt: skip
-
-    run.deal_until(asks_a_third_card, "the console asking for a third card")
+    run.deal_until(run.asking(fourth, after=2), "2 cards taken and agreed, a third asked for")
     wanted = run.dealer_view()["next_card"]
     stopped = run.stop("mosquitto")
     run.dealt.add((fourth, wanted["position"], wanted["index"]))
