@@ -111,10 +111,10 @@ class Leases:
                     f"table {table} is being written by controller {holder[0]} (its lease is renewed; it runs out "
                     f"at {holder[1].isoformat()} unless renewed): stop it first, or start this one with --standby"
                 )
-            if seen != holder:  # first seen, or (standby) renewed by its live holder
-                seen = holder
+            if seen is None or seen[0] != holder[0]:  # said once per holder, not at each of its renewals
                 how = "waiting as a standby" if standby else "waiting to see whether it is renewed"
                 log.info("table %s: held by %s until %s; %s", table, holder[0], holder[1].isoformat(), how)
+            seen = holder
             stop.wait(STANDBY_POLL_S)
         return False
 

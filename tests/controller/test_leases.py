@@ -11,7 +11,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,7 @@ from services.catalog import STUDIO_GAMES
 from services.controller.leases import STANDBY_POLL_S, FencedError, LeaseHeldError, Leases
 from services.controller.models import TableLease
 from services.db import make_engine, session_factory
-from services.rounds.clock import ManualClock
+from services.rounds.clock import ManualClock, aware
 from services.rounds.models import Round
 from services.rounds.service import RoundService
 from services.shoe.signing import new_key, write_key
@@ -135,8 +135,7 @@ def lease_log(path: Path, pattern: str) -> list[tuple[datetime, re.Match[str]]]:
 
 
 def found_held(path: Path, holder: int) -> list[tuple[datetime, datetime]]:
-    """Each time a standby found the lease held by the process ``holder`` (renewed since it last looked): when it
-    logged so, and until when the lease ran."""
+    """When a standby said it found the lease held by the process ``holder``, and until when the lease ran then."""
     lines = lease_log(path, rf"held by \S*:{holder}:\S* until (\S+);")
     return [(at, datetime.fromisoformat(match[1])) for at, match in lines]
 
@@ -210,19 +209,19 @@ def test_a_standby_process_takes_over_within_seconds_of_the_writer_being_killed(
         standby = subprocess.Popen([*command, "--standby"], stdout=logs["standby"], stderr=subprocess.STDOUT, env=env)
         standby_log = directory / "standby.log"
 
-        def outlived_a_lease() -> bool:  # it looked again after the first lease it saw had run out: still renewed
-            seen = found_held(standby_log, writer.pid)
-            return len(seen) > 1 and seen[-1][0] >= seen[0][1]
-
-        wait_until(outlived_a_lease, 30, "the standby to see the writer's lease renewed past its first one")
-        assert f":{writer.pid}:" in owner() and standby.poll() is None  # waiting, writing nothing
+        wait_until(lambda: found_held(standby_log, writer.pid), 30, "the standby to see the writer's lease")
+        [(_, first_seen_until)] = found_held(standby_log, writer.pid)  # said once, not at each renewal
+        wait_until(lambda: datetime.now(UTC) > first_seen_until + timedelta(seconds=1), 30, "that lease to run out")
+        assert f":{writer.pid}:" in owner() and standby.poll() is None  # renewed: the standby waits, writing nothing
+        assert len(found_held(standby_log, writer.pid)) == 1, "a standby says each holder once, not each renewal"
         writer.send_signal(signal.SIGKILL)
         writer.wait(10)
+        with sessions() as session:  # the end of the dead writer's last lease (a standby takes it only after)
+            runs_out = aware(session.scalars(select(TableLease.expires_at).where(TableLease.table_id == table)).one())
         wait_until(lambda: f":{standby.pid}:" in owner(), 10, "the standby to take the table")  # type: ignore[union-attr]
         with sessions() as session:
             assert session.scalar(select(func.max(TableLease.epoch)).where(TableLease.table_id == table)) == 2
         [taken_at] = took_over(standby_log, writer.pid)
-        runs_out = found_held(standby_log, writer.pid)[-1][1]  # the end of the dead writer's last lease
         assert taken_at > runs_out - LOG_TIME_CUT, (taken_at, runs_out)  # not before it ran out
         standby.send_signal(signal.SIGTERM)
         assert standby.wait(10) == 0  # a clean stop hands the lease back: a newcomer takes the table at once
