@@ -107,6 +107,7 @@ async def one_client(port: int, arrivals: dict[int, list[float]], ready: list[in
     with no server up answers 503 — as a player's page does), then stamps each change's arrival."""
     request = f"GET {PATH} HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n".encode()
     for attempt in range(40):
+        writer = None
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             writer.write(request)
@@ -116,7 +117,7 @@ async def one_client(port: int, arrivals: dict[int, list[float]], ready: list[in
             head = b""
         if head.startswith(b"HTTP/1.1 200"):
             break
-        if head:
+        if writer is not None:
             writer.close()
         await asyncio.sleep(min(2.0, 0.05 * (attempt + 1)))
     else:
@@ -414,7 +415,7 @@ def proxied(ports: list[int], proxies: int) -> Iterator[list[int]]:
     try:
         for entry, process in zip(entries, started, strict=True):
             wait_for_port(entry, process)
-        time.sleep(2.5)  # both servers seen healthy (two checks a second apart) before the clients come
+        time.sleep(4.5)  # both servers seen healthy (two checks, 2 s apart) before the clients come
         yield entries
     finally:
         for process in started:

@@ -138,7 +138,8 @@ def create_app(
     @app.get("/metrics", tags=["health"], response_class=PlainTextResponse)
     def metrics() -> PlainTextResponse:
         """Prometheus metrics of this process."""
-        overdue(services.states, (clock or SystemClock()).now())
+        if services.relay is not None:  # the controllers' views, kept current by the broker (a poller's go stale)
+            overdue(services.states, (clock or SystemClock()).now())
         return PlainTextResponse(generate_latest().decode(), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/healthz", tags=["health"])
@@ -180,11 +181,15 @@ class StudioAPI(FastAPI):
         async def measured(message: Message) -> None:
             if message["type"] == "http.response.start":
                 route = getattr(scope.get("route"), "path", "unmatched")
-                HTTP_SECONDS.labels(scope["method"], route).observe(time.perf_counter() - started)
-                HTTP_REQUESTS.labels(scope["method"], route, str(message["status"])).inc()
+                method = scope["method"] if scope["method"] in METHODS else "other"  # a client's word: bounded
+                HTTP_SECONDS.labels(method, route).observe(time.perf_counter() - started)
+                HTTP_REQUESTS.labels(method, route, str(message["status"])).inc()
             await send(message)
 
         await super().__call__(scope, receive, measured)
+
+
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 def overdue(states: Hub, now: datetime) -> None:
@@ -192,7 +197,10 @@ def overdue(states: Hub, now: datetime) -> None:
     its close (0: none is). The controller closes a window within moments; one left open means it cannot."""
     for table, state in states.values().items():
         closes = state.get("window_closes_at") if isinstance(state, dict) else None
-        late = (now - datetime.fromisoformat(closes)).total_seconds() if closes else 0.0
+        try:
+            late = (now - datetime.fromisoformat(closes)).total_seconds() if closes else 0.0
+        except (TypeError, ValueError):  # not a time with its zone: nothing to measure (never a failed scrape)
+            continue
         ROUND_OVERDUE.labels(table).set(max(0.0, late))
 
 

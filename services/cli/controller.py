@@ -58,6 +58,7 @@ def register(commands: Any) -> None:
     )  # fmt: skip
     parser.add_argument("--manual", action="store_true", help="do not open rounds by themselves (operator opens)")
     parser.add_argument("--http-port", type=port, default=0, help="/metrics, /healthz, /readyz (0: a free port)")
+    parser.add_argument("--http-host", default="127.0.0.1", help="their address (0.0.0.0: all)")
     parser.add_argument("--broker", type=mqtt_url, default=None)
     parser.add_argument(
         "--standby", action="store_true", help="if another controller writes a table, wait and take over when it stops"
@@ -146,10 +147,11 @@ def run_controller(args: argparse.Namespace) -> int:
     def ready() -> dict[str, bool]:
         return {"broker": controller.client.is_connected(), "database": database_answers(engine)}
 
-    server = serve_health("127.0.0.1", args.http_port, ready)
+    server = serve_health(args.http_host, args.http_port, ready)
     logging.getLogger("studio.controller").info(
-        "controller for %s; metrics and health on http://127.0.0.1:%d", ", ".join(tables), server.server_address[1]
-    )
+        "controller for %s; metrics and health on http://%s:%d", ", ".join(tables), args.http_host,
+        server.server_address[1],
+    )  # fmt: skip
     try:
         controller.run(stop)
     except LeaseHeldError as error:

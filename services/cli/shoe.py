@@ -43,6 +43,7 @@ def register(commands: Any) -> None:
     shoe.add_argument("--fps", type=frame_rate, default=25, help="studio video frame rate for timecodes")
     shoe.add_argument("--tc-offset", type=float, default=0.0, help="seconds from UTC time of day to the video clock")
     shoe.add_argument("--http-port", type=port, default=None, help="serve /metrics, /healthz, /readyz (0: a free port)")
+    shoe.add_argument("--http-host", default="127.0.0.1", help="their address (0.0.0.0: all)")
     shoe.add_argument("--key", type=Path, default=None, help="the shoe's signing key file (studio shoe-key new)")
     shoe.set_defaults(run=run_shoe)
     deck = commands.add_parser("new-deck", help=help_of("new-deck"))
@@ -108,8 +109,9 @@ def run_shoe(args: argparse.Namespace) -> int:
     )
     if args.http_port is not None:
         ready = lambda: {"broker": daemon.client.is_connected(), "device": daemon.device_state == "connected"}  # noqa: E731
-        server = serve_health("127.0.0.1", args.http_port, ready)
-        logging.getLogger("studio.shoe").info("metrics and health on http://127.0.0.1:%d", server.server_address[1])
+        server = serve_health(args.http_host, args.http_port, ready)
+        where = (args.http_host, server.server_address[1])
+        logging.getLogger("studio.shoe").info("metrics and health on http://%s:%d", *where)
     try:
         daemon.run(stop)
     except ShoeAlreadyOnlineError as error:

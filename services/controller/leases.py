@@ -27,7 +27,8 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.controller.errors import LeaseHeldError
@@ -41,6 +42,7 @@ log = logging.getLogger("studio.controller.leases")
 TTL_S = 5.0
 RENEW_S = 1.0
 STANDBY_POLL_S = 0.5
+AWAY = (OperationalError, InterfaceError, PoolTimeoutError)  # the database down, unreachable or saturated
 
 
 def owner_name(controller: str) -> str:
@@ -96,7 +98,7 @@ class Leases:
         while not stop.is_set():
             try:
                 holder = self.try_acquire(table)
-            except DBAPIError as error:  # the database is away: a controller waits for it as it waits for a lease
+            except AWAY as error:  # the database is away: a controller waits for it as it waits for a lease
                 if not away:
                     away = True
                     why = " ".join(str(error).split())[:200]

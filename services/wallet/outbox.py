@@ -179,6 +179,7 @@ class SeamlessWallet:
                 response = self.http.post(self.config.url(record.kind), content=body, headers=headers)
             except httpx.HTTPError as failure:
                 error = f"{type(failure).__name__}: {failure}"
+                metrics.WALLET_CALL_SECONDS.labels(record.kind).observe(time.perf_counter() - started)  # timed out too
             else:
                 metrics.WALLET_CALL_SECONDS.labels(record.kind).observe(time.perf_counter() - started)
                 answer = answer_from(response.content, response.headers, self.config)

@@ -234,14 +234,23 @@ def test_a_standby_process_takes_over_within_seconds_of_the_writer_being_killed(
                 process.wait(10)
 
 
-def test_a_controller_waiting_for_a_lease_waits_out_a_database_that_is_away(database: Engine) -> None:
+def test_a_controller_waiting_for_a_lease_waits_out_a_database_that_is_away(
+    database: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
     """The database away (nothing answers at its address): the wait goes on, says so once, and reports nothing held
     (``studio_lease_held`` 0, which the lease-lost alert reads); it ends when told to, never with an error."""
-    away = Leases(session_factory(make_engine("postgresql+psycopg://nobody@127.0.0.1:1/none")), "waiter")
+    nowhere = make_engine("postgresql+psycopg://nobody@127.0.0.1:1/none")
+    away = Leases(session_factory(nowhere), "waiter")
     table = f"A{uuid.uuid4().hex[:6]}"
     stop = threading.Event()
-    threading.Timer(3 * STANDBY_POLL_S, stop.set).start()
-    assert away.acquire(table, standby=True, stop=stop) is False
+    timer = threading.Timer(3 * STANDBY_POLL_S, stop.set)
+    timer.start()
+    with caplog.at_level("WARNING", logger="studio.controller.leases"):
+        assert away.acquire(table, standby=True, stop=stop) is False
+    timer.cancel()
+    nowhere.dispose()
+    said = [r.getMessage() for r in caplog.records if "waiting for the database" in r.getMessage()]
+    assert len(said) == 1, said  # tried at each poll, said once
     assert away.held == {} and REGISTRY.get_sample_value("studio_lease_held", {"table": table}) == 0
     back = Leases(session_factory(database), "waiter")  # the database back: the same wait takes the table
     assert back.acquire(table, standby=True, stop=threading.Event()) is True

@@ -84,8 +84,11 @@ class Prometheus:
         matchers = [f'alertname="{alert}"', 'alertstate="firing"', *(f'{k}="{v}"' for k, v in labels.items())]
         return bool(self.query(f"max_over_time(ALERTS{{{','.join(matchers)}}}[{window}s])", at=until))
 
-    def firing(self) -> set[str]:
-        return {series["metric"]["alertname"] for series in self.query('ALERTS{alertstate="firing"}')}
+    def sustained(self) -> set[str]:
+        """The alerts firing at 5 or more of the last 6 evaluations (the rules here have no ``for:`` to wait out a
+        blip: a gauge caught for one scrape mid-change is not a fault)."""
+        query = 'count_over_time(ALERTS{alertstate="firing"}[6s]) >= 5'
+        return {series["metric"]["alertname"] for series in self.query(query)}
 
     def targets_up(self) -> int:
         return sum(int(float(series["value"][1])) for series in self.query("up"))
