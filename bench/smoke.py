@@ -45,10 +45,7 @@ SMOKE: dict[str, tuple[list[str], bool]] = {
     "sim": (["--rounds", "20", "--seeds", "2"], False),
     "tables": (["--tables", "3", "--seconds", "4", "--warmup", "2", "--shoe-processes", "1", *_broker()], False),
     "fanout": (["--clients", "200", "--changes", "3", "--client-procs", "1", *_broker()], False),
-    "fanout:proxies": (
-        ["--clients", "200", "--changes", "3", "--client-procs", "2", "--proxies", "1", *_broker()],
-        False,
-    ),
+    "fanout:proxies": (["--clients", "200", "--changes", "3", "--proxies", "1", *_broker()], False),
     "bets": ([*_database(), "--players", "40", "--slips", "2", "--concurrency", "8"], True),
     "bets:burst": ([*_database(), "--burst", "60", "--burst-seconds", "1", "--concurrency", "8"], True),
     "settlement": ([*_database(), "--sizes", "200", "--players", "50"], True),

@@ -22,8 +22,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import Engine, text
-from sqlalchemy.exc import DataError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Message, Receive, Scope, Send
 
@@ -38,6 +37,7 @@ from services.api.limits import MAX_BODY_BYTES, RequestLimits
 from services.catalog import STUDIO_GAMES
 from services.db import session_factory
 from services.db.engine import POOL_SIZE
+from services.db.unit_of_work import UNAVAILABLE
 from services.ledger.wallets import WalletService
 from services.observability.metrics import HTTP_REQUESTS, HTTP_SECONDS, ROUND_OVERDUE
 from services.rounds import queries
@@ -204,7 +204,6 @@ def overdue(states: Hub, now: datetime) -> None:
         ROUND_OVERDUE.labels(table).set(max(0.0, late))
 
 
-UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeoutError)  # the database is down, unreachable or saturated
 RETRY_AFTER_S = 2
 
 

@@ -243,9 +243,8 @@ class ShoeInlet:
         self.untrusted = untrusted
         self.malformed = 0
         self.last_seq = 0  # the shoe's latest seq, as its status says
-        self.online: bool | None = (
-            None  # whether its daemon says it is online with its reader connected (None: unheard)
-        )
+        # whether its daemon says it can read a card (None: not heard yet)
+        self.online: bool | None = None
 
     def status(self, payload: bytes) -> list[ShoeEvent]:
         """Take the shoe's status; what it makes deliverable (a start moved past a gap the shoe can no longer fill)."""
@@ -256,7 +255,7 @@ class ShoeInlet:
             return []
         if status.shoe_id != self.feed.shoe_id:
             return []
-        self.online = status.state == "online" and status.device != "disconnected"
+        self.online = status.online
         self.last_seq = max(self.last_seq, status.last_seq)
         if self._from_status and not self._taken and status.first_seq:
             # nothing taken yet, and the journal named no start: begin at the oldest message the shoe still holds

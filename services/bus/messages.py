@@ -103,6 +103,11 @@ class ShoeStatus(_Message):
     )  # where a consumer with nothing yet starts: the oldest it holds (0: unknown)
     ts: str
 
+    @property
+    def online(self) -> bool:
+        """Online with its reader connected: it can read a card."""
+        return self.state == "online" and self.device != "disconnected"
+
 
 class ControllerStatus(_Message):
     """A controller process's retained liveness (``offline`` is its last will): the tables it writes."""

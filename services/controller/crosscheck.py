@@ -47,8 +47,8 @@ class CrossCheck(Parts):
         """The overhead camera's daemon went on or off line (its last will says offline): the dealer is told."""
         if status.shoe_id != self._camera_id():
             return
-        state = "online" if status.state == "online" and status.device != "disconnected" else "offline"
-        metrics.DEVICE_ONLINE.labels(self.table_id, "camera").set(state == "online")
+        state = "online" if status.online else "offline"
+        metrics.DEVICE_ONLINE.labels(self.table_id, "camera").set(status.online)
         if state == self.camera_state:
             return
         if state == "offline":

@@ -27,13 +27,11 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.controller.errors import LeaseHeldError
 from services.controller.models import TableLease
-from services.db.unit_of_work import run_transaction
+from services.db.unit_of_work import UNAVAILABLE, run_transaction
 from services.observability import metrics
 from services.rounds.clock import Clock, SystemClock, aware
 from services.rounds.errors import FencedError
@@ -42,7 +40,6 @@ log = logging.getLogger("studio.controller.leases")
 TTL_S = 5.0
 RENEW_S = 1.0
 STANDBY_POLL_S = 0.5
-AWAY = (OperationalError, InterfaceError, PoolTimeoutError)  # the database down, unreachable or saturated
 
 
 def owner_name(controller: str) -> str:
@@ -98,7 +95,7 @@ class Leases:
         while not stop.is_set():
             try:
                 holder = self.try_acquire(table)
-            except AWAY as error:  # the database is away: a controller waits for it as it waits for a lease
+            except UNAVAILABLE as error:  # the database is away: a controller waits for it as it waits for a lease
                 if not away:
                     away = True
                     why = " ".join(str(error).split())[:200]

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db.errors import DbError
@@ -18,6 +19,7 @@ from services.db.errors import DbError
 T = TypeVar("T")
 RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})  # serialization failure, deadlock
 ATTEMPTS = 8
+UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeoutError)  # the database is down, unreachable or saturated
 
 
 class RetryTransactionError(DbError):

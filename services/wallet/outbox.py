@@ -174,19 +174,18 @@ class SeamlessWallet:
             if attempt:
                 self.sleep(delay)
                 delay *= 2
-            started = time.perf_counter()
+            started, answer = time.perf_counter(), None
             try:
                 response = self.http.post(self.config.url(record.kind), content=body, headers=headers)
             except httpx.HTTPError as failure:
                 error = f"{type(failure).__name__}: {failure}"
-                metrics.WALLET_CALL_SECONDS.labels(record.kind).observe(time.perf_counter() - started)  # timed out too
             else:
-                metrics.WALLET_CALL_SECONDS.labels(record.kind).observe(time.perf_counter() - started)
                 answer = answer_from(response.content, response.headers, self.config)
-                if answer is not None and answer.transaction_id == record.transaction_id:
-                    metrics.WALLET_CALLS.labels(record.kind, "ok" if answer.status == "ok" else "refused").inc()
-                    return self._answered(record, answer, attempt + 1)
                 error = f"HTTP {response.status_code}: no signed final answer"
+            metrics.WALLET_CALL_SECONDS.labels(record.kind).observe(time.perf_counter() - started)  # timed out too
+            if answer is not None and answer.transaction_id == record.transaction_id:
+                metrics.WALLET_CALLS.labels(record.kind, "ok" if answer.status == "ok" else "refused").inc()
+                return self._answered(record, answer, attempt + 1)
             metrics.WALLET_CALLS.labels(record.kind, "no_answer").inc()
             log.warning("wallet call %s (%s %s): %s", record.request_id, record.kind, record.transaction_id, error)
         self._attempted(record, tries, error)

@@ -236,9 +236,9 @@ class Topology:
                 return
             wanted = view.get("next_card")
             low = [alert["at"] for alert in view.get("alerts", []) if alert["kind"] == "deck_low"]
-            checking = [check for check in view.get("checks", []) if check["status"] == checks.PENDING]
+            checking = pending(view)
             if checking:  # turned up under the camera: the next card once the camera agreed
-                self.camera.turn_up(view["round_id"], {check["position"]: check["card"] for check in checking})
+                self.camera.turn_up(view["round_id"], checking)
                 time.sleep(0.05)
                 continue
             if wanted and (view["round_id"], wanted["position"], wanted["index"]) not in self.dealt:
@@ -524,11 +524,16 @@ def deployed_alike(run: Topology) -> None:
     assert ran - {("shoe", True)} <= composed, f"run here, not in compose.yaml: {sorted(ran - composed)}"
 
 
+def pending(view: dict[str, Any]) -> dict[int, str]:
+    """The cards (position → card) the dealer view says wait for the camera's word."""
+    return {check["position"]: check["card"] for check in view.get("checks", []) if check["status"] == checks.PENDING}
+
+
 def agreed(view: dict[str, Any]) -> bool:
     """No card waits for the camera's word. (A witness is never asked to resend: a sighting in flight when the active
     controller dies, or while the broker is away, is lost, and its card waits for an operator's word — the breakages
     below come between the camera's words.)"""
-    return not any(check["status"] == checks.PENDING for check in view.get("checks", []))
+    return not pending(view)
 
 
 def settled(round_id: str) -> Callable[[dict[str, Any]], bool]:
