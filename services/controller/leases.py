@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
-from sqlalchemy import select, update
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy import ScalarSelect, select, update
+from sqlalchemy.orm import InstrumentedAttribute, Session, sessionmaker
 
 from services.controller.errors import LeaseHeldError
 from services.controller.models import TableLease
@@ -152,7 +152,7 @@ class Leases:
 
     # ---- the fence ---------------------------------------------------------------------
 
-    def fence(self, session: Session, table: str) -> None:
+    def __call__(self, session: Session, table: str) -> None:
         """Refuse the write (inside its transaction) unless this controller still holds the table's lease.
 
         The lease row is read under a shared lock, so a takeover cannot commit between this check and
@@ -167,6 +167,14 @@ class Leases:
             why = f"table {table}: this controller's lease (epoch {epoch}) is gone; the table is held by {holder}"
             self._lose(table, why)
             raise FencedError(why)
+
+    def epoch_in(self, table: InstrumentedAttribute[str]) -> ScalarSelect[int]:
+        """The fence as a sub-select of the statement that locks what a write changes (``services.rounds.fence``)."""
+        mine = (TableLease.table_id == table) & (TableLease.owner == self.owner)
+        return select(TableLease.epoch).where(mine).with_for_update(read=True).scalar_subquery()
+
+    def holds(self, table: str, epoch: int | None) -> bool:
+        return epoch is not None and self.held.get(table) == epoch
 
     # ---- internals ---------------------------------------------------------------------
 

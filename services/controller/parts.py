@@ -5,6 +5,7 @@ base class of it that speaks through these."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -45,7 +46,7 @@ class Parts:
         """Cards of the current round that are dealt but not shown to the public (the engine says which)."""
         return self.current.hidden if self.current is not None else frozenset()
 
-    def _journal_entry(self, message: ShoeMessage, disposition: str, reason: str = "") -> ShoeJournal:
+    def _journal_entry(self, message: ShoeMessage, disposition: str, reason: str = "") -> dict[str, Any]:
         round_id = self.current.round_id if self.current else None
         return self.journal.entry(message, disposition, reason, round_id, self.service.clock.now())
 

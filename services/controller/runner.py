@@ -117,6 +117,8 @@ class Writer:
         self._stale: set[str] = set()  # tables whose memory may be ahead of the database: recover first
         self._retry_at: datetime | None = None
         self._reread_at = self._renew_at = clock.now()
+        self._due: dict[str, datetime | None] = {}  # each table's next deadline, as of its last input or tick
+        self._touched: set[str] = set(self.tables)  # a step ticks only these and the tables due (not all 50)
 
     def _unsigned(self) -> list[tuple[str, str]]:
         """The tables (with their shoe) whose shoe has no key here; a room dealt online has no shoe."""
@@ -136,7 +138,7 @@ class Writer:
         """After the leases are taken: fence every write, rebuild each table from the database (a key removed since
         the construction refuses the start too)."""
         unsigned = dict(self._refuse_unsigned())
-        self.service.fence = self.leases.fence
+        self.service.fence = self.leases
         for table, controller in self.tables.items():
             controller.recover()
             if table in unsigned:
@@ -206,6 +208,7 @@ class Writer:
 
     def _take(self, item: Inbound) -> bool:
         controller = self.tables[item.table]
+        self._touched.add(item.table)
         try:
             if item.table in self._stale:
                 controller.recover()
@@ -263,7 +266,11 @@ class Writer:
         if now >= self._reread_at:  # an operator or a player may have moved a round through the API
             self._reread_at = now + REREAD
             self._reread()
+            self._touched.update(self.tables)
         for table, controller in self.tables.items():
+            due = self._due.get(table)
+            if table not in self._touched and table not in self._stale and (due is None or now < due):
+                continue
             try:
                 if table in self._stale:
                     controller.recover()
@@ -273,11 +280,13 @@ class Writer:
                 log.warning("table %s: the database refused a timed step: %s", table, _short(error))
                 self._stale.add(table)
                 self._retry_at = now + RETRY_AFTER
+            self._due[table] = controller.next_deadline()
+        self._touched.clear()
         return True
 
     def next_deadline(self) -> datetime:
         """When ``step`` next has something to do."""
-        deadlines = [d for d in (c.next_deadline() for c in self.tables.values()) if d is not None]
+        deadlines = [d for d in self._due.values() if d is not None]
         deadlines += [self._renew_at, self._reread_at]
         if self._retry_at is not None:
             deadlines.append(self._retry_at)
@@ -285,9 +294,9 @@ class Writer:
 
     def wait(self) -> float:
         """Seconds until the earliest deadline of any table (at most ``TICK_SECONDS``)."""
-        deadlines = [d for d in (c.next_deadline() for c in self.tables.values()) if d is not None]
-        if not deadlines:
-            return TICK_SECONDS
+        deadlines = [d for d in self._due.values() if d is not None]
+        if not deadlines or self._touched:  # a table moved since the last step: tick it first
+            return MIN_WAIT_SECONDS if self._touched else TICK_SECONDS
         left = (min(deadlines) - self.clock.now()).total_seconds()
         return min(TICK_SECONDS, max(MIN_WAIT_SECONDS, left))
 

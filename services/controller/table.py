@@ -164,7 +164,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
         try:  # the card and its journal entry commit together: never dealt twice, never lost
             applied = self.service.deal(
                 self.current.round_id, card, actor=f"shoe:{message.seq}",
-                also=lambda session: session.add(self._journal_entry(message, "dealt")),
+                also=lambda session: self.journal.add(session, self._journal_entry(message, "dealt")),
             )  # fmt: skip
         except (GameError, RoundError) as error:
             self.refresh()  # this copy was behind the database: the card may be one it had not seen
@@ -286,9 +286,9 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
             return
         if self._ask_for_burns() or self._shoe_over():
             return
-        self.service.open_round(self.table_id)
+        opened = self.service.open(self.table_id)
         self._count("rounds_opened")
-        self.refresh()
+        self._follow(opened)
 
     def _result_ends(self, current: Applied | None) -> datetime | None:
         """When a finished round's result stops showing (its table's pause, else this controller's); None: not over."""

@@ -12,9 +12,9 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Table, func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -28,6 +28,7 @@ log = logging.getLogger("studio.journal")
 # the boot id of a message journaled apart from the shoe's sequence (a forgery, a replay, one the feed had moved past)
 # begins so: it never counts as a card of this table's shoe, nor as where the feed stands
 UNTRUSTED = "untrusted-"
+JOURNAL_INSERT = insert(cast(Table, ShoeJournal.__table__))
 
 Message = ShoeMessage
 Also = Callable[[Session, ShoeJournal], None]  # more to write in the journal row's transaction
@@ -77,13 +78,13 @@ class TableJournal:
 
     def entry(
         self, message: Message, disposition: str, reason: str, round_id: str | None, now: datetime
-    ) -> ShoeJournal:
-        """The journal row of a message as the controller disposed of it."""
+    ) -> dict[str, Any]:
+        """The journal row of a message as the controller disposed of it (its columns' values)."""
         card = message.card if isinstance(message, ShoeCard) else None
         read = (message.source, message.confidence) if isinstance(message, ShoeCard) else ("", None)
         crop = message.crop if isinstance(message, ShoeCard) else ""
         stamped = stamp_time(message.ts)
-        return ShoeJournal(
+        return dict(
             table_id=self.table_id, shoe_id=message.shoe_id, boot_id=message.boot_id, seq=message.seq,
             kind=message.type, card=card, burn=isinstance(message, ShoeCard) and message.burn,
             disposition=disposition, reason=reason[:500], round_id=round_id, video_tc=message.video_tc,
@@ -92,21 +93,27 @@ class TableJournal:
             crop=(jpeg_bytes(crop) or None) if crop else None,
         )  # fmt: skip
 
-    def write(self, entry: ShoeJournal, fence: Fence, also: Also | None = None) -> bool:
+    def write(self, entry: dict[str, Any], fence: Fence, also: Also | None = None) -> bool:
         """Journal the row (with what ``also`` writes, in the same transaction); False if it was already."""
 
         def work(session: Session) -> None:
             fence(session)
-            session.add(entry)
+            row = ShoeJournal(**entry)
+            session.add(row)
             if also is not None:
-                also(session, entry)
+                also(session, row)
 
         try:
             run_transaction(self.sessions, work)
         except IntegrityError:
-            log.info("table %s: shoe message %s already journaled", self.table_id, entry.seq)
+            log.info("table %s: shoe message %s already journaled", self.table_id, entry["seq"])
             return False
         return True
+
+    @staticmethod
+    def add(session: Session, entry: dict[str, Any]) -> None:
+        """Journal the row in the caller's transaction (a dealt card's, with the card): one Core statement."""
+        session.connection().execute(JOURNAL_INSERT, entry)
 
     def has(self, message: Message) -> bool:
         """Whether this very message (its shoe, run and seq) is in the journal."""

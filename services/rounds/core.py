@@ -12,9 +12,9 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from sqlalchemy import select
+from sqlalchemy import Select, Table, bindparam, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.cards import Card
@@ -35,6 +35,7 @@ from services.rounds.errors import (
     RecalculationRefusedError,
     WindowClosedError,
 )
+from services.rounds.fence import Fence
 from services.rounds.models import GameTable, Round, RoundLogEntry
 from services.rounds.records import (
     ADVANCED,
@@ -50,6 +51,8 @@ from services.wallet.outbox import SeamlessWallet
 from services.wallet.seamless import OPERATOR, pay_out, take_back
 
 T = TypeVar("T")
+LOG_INSERT = insert(cast(Table, RoundLogEntry.__table__))
+LOCKED_ROUND = select(Round).where(Round.id == bindparam("round_id")).with_for_update()
 
 
 class RoundCore:
@@ -66,7 +69,8 @@ class RoundCore:
         self._round_games: dict[str, str] = {}  # round id -> its table's game (never changes)
         self._lock = threading.Lock()
         # a table's one writer (the controller) refuses its own writes once it lost the table's lease
-        self.fence: Callable[[Session, str], None] | None = None
+        self.fence: Fence | None = None
+        self._fenced_round: tuple[Fence, Select[Round, int]] | None = None  # its statement, built once
         # the operator's wallet, for the stakes of ``wallet: operator`` tables (the API process's; payouts need none)
         self.wallet: SeamlessWallet | None = None
         # where an online room's committed shuffle comes from (the operating system's randomness; a simulation's seed)
@@ -292,10 +296,20 @@ class RoundCore:
         return round_, port, self.engines.take(session, round_, port)
 
     def locked_round(self, session: Session, round_id: str) -> Round:
-        round_ = session.scalar(select(Round).where(Round.id == round_id).with_for_update())
+        """The round, locked for this transaction's change, and the writer's fence checked in the same statement."""
+        fence = self.fence
+        if fence is None:
+            round_ = session.scalar(LOCKED_ROUND, {"round_id": round_id})
+        else:
+            if self._fenced_round is None or self._fenced_round[0] is not fence:
+                fenced = select(Round, fence.epoch_in(Round.table_id)).where(Round.id == bindparam("round_id"))
+                self._fenced_round = (fence, fenced.with_for_update(of=Round))
+            found = session.execute(self._fenced_round[1], {"round_id": round_id}).first()
+            round_ = found[0] if found is not None else None
+            if found is not None and not fence.holds(found[0].table_id, found[1]):
+                fence(session, found[0].table_id)  # refuses, saying who holds the table now
         if round_ is None:
             raise NotFoundError(f"round {round_id!r} does not exist")
-        self.fenced(session, round_.table_id)
         return round_
 
     def fenced(self, session: Session, table_id: str) -> None:
@@ -348,10 +362,8 @@ class RoundCore:
 
     def _log(self, session: Session, round_: Round, entry: dict[str, Any], actor: str) -> None:
         round_.log_length += 1
-        session.add(
-            RoundLogEntry(
-                round_id=round_.id, seq=round_.log_length, command=json.dumps(entry), actor=actor,
-                created_at=self.clock.now(),
-            )
+        session.connection().execute(  # a Core statement: the unit of work's flush costs more than the row
+            LOG_INSERT,
+            {"round_id": round_.id, "seq": round_.log_length, "command": json.dumps(entry), "actor": actor,
+             "created_at": self.clock.now()},
         )  # fmt: skip
-        session.flush()

@@ -17,7 +17,7 @@ from services.rounds import checks
 from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError, RoundInProgressError, TableHeldError
 from services.rounds.models import GameTable, Round, locked_table
-from services.rounds.records import round_id_of
+from services.rounds.records import Applied, round_id_of
 from services.rounds.returns import check_returns
 from services.rounds.video import checked_template
 from services.wallet.seamless import INTERNAL, OPERATOR, WALLETS
@@ -111,7 +111,12 @@ class TableRounds(RoundCore):
         run_transaction(self.sessions, lambda session: checks.change_setting(session, table_id, verify, window_ms))
 
     def open_round(self, table_id: str, video_ref: str = "") -> str:
-        def work(session: Session) -> str:
+        return self.open(table_id, video_ref).round_id
+
+    def open(self, table_id: str, video_ref: str = "") -> Applied:
+        """Open the table's next round; the round as the controller follows it (read where it was written)."""
+
+        def work(session: Session) -> Applied:
             table = locked_table(session, table_id)
             self.fenced(session, table_id)
             held = session.scalar(
@@ -155,6 +160,6 @@ class TableRounds(RoundCore):
             session.add(round_)
             session.flush()
             self.games.adapter(port.name).opened(self, session, round_, engine)
-            return round_id
+            return self.applied(session, round_, [], engine)
 
-        return run_transaction(self.sessions, work)
+        return self.run(work)

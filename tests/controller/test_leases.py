@@ -78,7 +78,7 @@ def test_a_dead_holders_table_is_taken_over_and_its_late_writes_are_fenced(
     first, second = Leases(sessions, "first", clock, TTL), Leases(sessions, "second", clock, TTL)
     first.try_acquire("T1")
     runs_out = first.expires["T1"]
-    service.fence = first.fence
+    service.fence = first
     round_id = service.open_round("T1")  # the holder writes
     assert second.acquire("T1", standby=False, stop=Polls(clock))  # first never renews: it is dead
     taken_at = clock.now()  # the clock stands still after the poll that took it
@@ -91,7 +91,7 @@ def test_a_dead_holders_table_is_taken_over_and_its_late_writes_are_fenced(
         round_ = session.get(Round, round_id)
         assert round_ is not None and round_.phase == "betting" and round_.voided_at is None
     first.renew()  # nothing left to renew
-    service.fence = second.fence
+    service.fence = second
     service.void(round_id, "the new holder writes", "second")
 
 

@@ -29,6 +29,7 @@ from services.rounds.errors import RoundError, TableHeldError
 from services.rounds.models import Round
 from services.rounds.pokdeng import Bet, pokdeng
 from services.rounds.proposals import Origin
+from services.rounds.records import Applied
 from services.rounds.service import RoundService
 from tests.support import engine_of
 
@@ -224,11 +225,11 @@ def test_a_misread_from_a_shoe_that_does_not_say_where_it_fell_always_stops_the_
 def test_a_step_that_fails_is_not_retried_before_a_second(table: Table, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
 
-    def refuse(table_id: str) -> str:
+    def refuse(table_id: str) -> Applied:
         calls.append(table_id)
         raise RoundError(f"table {table_id!r} cannot open a round")
 
-    monkeypatch.setattr(table.service, "open_round", refuse)
+    monkeypatch.setattr(table.service, "open", refuse)
     table.tick(seconds=0)
     for _ in range(10):
         table.tick(seconds=0.05)
