@@ -71,10 +71,11 @@ def passwords_for(run_dir: Path | None) -> dict[str, str]:
     made = {role: secrets.token_urlsafe(18) for role in rules()}
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        temporary = path.with_name(f"{path.name}.{secrets.token_hex(4)}.tmp")  # its own: two processes may write
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(descriptor, "w") as file:
             json.dump(made, file)
-        path.with_suffix(".tmp").replace(path)
+        temporary.replace(path)
     return made
 
 

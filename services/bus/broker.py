@@ -181,7 +181,7 @@ def write_url(url: str, run_dir: Path | None = None) -> Path:
     directory = run_dir or RUN_DIR
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / URL_FILE
-    temporary = path.with_suffix(".tmp")
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # its own: two processes may write
     temporary.write_text(url + "\n")
     temporary.replace(path)
     return path

@@ -49,7 +49,7 @@ HUMAN_ROOM_WINDOWS = {
     "arranging_ms": 60_000,
     "showdown_ms": 3_000,
 }
-TIENLEN_WINDOWS = {"unit": 10, "seating_ms": 1_500, "turn_ms": 600}
+TIENLEN_WINDOWS = {"unit": 10, "seating_ms": 3_000, "turn_ms": 600}  # seats taken in time on a busy machine too
 HUMAN_TIENLEN_WINDOWS = {"unit": 10, "seating_ms": 15_000, "seated_ms": 10_000, "turn_ms": 20_000}
 COUP_WINDOWS = {"baccarat": {"betting_ms": 2_500}, "dragontiger": {"betting_ms": 2_500}}
 HUMAN_COUP_WINDOWS: dict[str, dict[str, Any]] = {"baccarat": {}, "dragontiger": {}}  # the games' own: 15 s and 12 s

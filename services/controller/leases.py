@@ -2,7 +2,8 @@
 
 A controller takes a table's lease in the database (owner, epoch, expiry) before it writes the
 table, renews it every ``RENEW_S``, and hands it back when it stops. Every write it makes checks,
-inside the write's own transaction, that it still holds the lease at its epoch (``fence``): a
+inside the write's own transaction, that it still holds the lease at its epoch (the fence: a ``Leases`` is
+called with the write's session, or read in the statement that locks the round, ``epoch_in``): a
 controller that lost the table — paused past its expiry, cut off from the database, or a second
 copy started by mistake — writes nothing more to it, whatever it still believes.
 

@@ -285,7 +285,9 @@ class Writer:
         return True
 
     def next_deadline(self) -> datetime:
-        """When ``step`` next has something to do."""
+        """When ``step`` next has something to do (now, when an input moved a table since the last step)."""
+        if self._touched:
+            return self.clock.now()
         deadlines = [d for d in self._due.values() if d is not None]
         deadlines += [self._renew_at, self._reread_at]
         if self._retry_at is not None:
@@ -293,11 +295,8 @@ class Writer:
         return min(deadlines)
 
     def wait(self) -> float:
-        """Seconds until the earliest deadline of any table (at most ``TICK_SECONDS``)."""
-        deadlines = [d for d in self._due.values() if d is not None]
-        if not deadlines or self._touched:  # a table moved since the last step: tick it first
-            return MIN_WAIT_SECONDS if self._touched else TICK_SECONDS
-        left = (min(deadlines) - self.clock.now()).total_seconds()
+        """Seconds until ``step`` next has something to do (at most ``TICK_SECONDS``)."""
+        left = (self.next_deadline() - self.clock.now()).total_seconds()
         return min(TICK_SECONDS, max(MIN_WAIT_SECONDS, left))
 
     def _reread(self) -> None:

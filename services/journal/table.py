@@ -32,7 +32,7 @@ JOURNAL_INSERT = insert(cast(Table, ShoeJournal.__table__))
 
 Message = ShoeMessage
 Also = Callable[[Session, ShoeJournal], None]  # more to write in the journal row's transaction
-Fence = Callable[[Session], None]  # inside a write: refuses it if this writer lost the table
+Guard = Callable[[Session], None]  # inside a write: refuses it if this writer lost the table (the lease's fence)
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class TableJournal:
             crop=(jpeg_bytes(crop) or None) if crop else None,
         )  # fmt: skip
 
-    def write(self, entry: dict[str, Any], fence: Fence, also: Also | None = None) -> bool:
+    def write(self, entry: dict[str, Any], fence: Guard, also: Also | None = None) -> bool:
         """Journal the row (with what ``also`` writes, in the same transaction); False if it was already."""
 
         def work(session: Session) -> None:

@@ -361,6 +361,8 @@ class RoundCore:
         take_back(session, ledger, round_.id, owed, cause, reason)
 
     def _log(self, session: Session, round_: Round, entry: dict[str, Any], actor: str) -> None:
+        """The command's log row, written at once; the round's own changes are flushed later (at the commit, or by
+        the next ORM query): a Core statement after this one must not rely on seeing them."""
         round_.log_length += 1
         session.connection().execute(  # a Core statement: the unit of work's flush costs more than the row
             LOG_INSERT,

@@ -70,6 +70,7 @@ def test_a_step_ticks_the_tables_due_or_touched_and_passes_over_the_rest(writer:
     assert writer.tables["K2"].current.phase == k2.phase  # type: ignore[union-attr]
 
     writer.handle(Inbound("K2", "command", None))  # the round of K2 moved over HTTP: its notice is an input
+    assert writer.next_deadline() == clock.now()  # (what the simulation asks between an input and its step)
     assert ticked(writer) == ["K2"]
     clock.advance(milliseconds=WINDOWS["K2"] - WINDOWS["K1"])
     assert "K2" in ticked(writer)  # and its own deadline still comes

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 from prometheus_client import REGISTRY
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, func, select, text
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.bus.broker import host_port
@@ -93,6 +94,34 @@ def test_a_dead_holders_table_is_taken_over_and_its_late_writes_are_fenced(
     first.renew()  # nothing left to renew
     service.fence = second
     service.void(round_id, "the new holder writes", "second")
+
+
+def test_the_round_locked_for_a_write_holds_the_lease_until_the_write_commits(
+    database: Engine, sessions: sessionmaker[Session]
+) -> None:
+    """The fence is read in the statement that locks the round, under a shared lock on the lease row: a takeover
+    (which updates that row) cannot commit between the check and the write's own commit. (PostgreSQL: SQLite takes
+    the whole database's write lock at BEGIN, which orders every writer.)"""
+    if database.dialect.name != "postgresql":
+        pytest.skip("row locks: PostgreSQL (SQLite serializes writers at BEGIN)")
+    service = RoundService(sessions, games=STUDIO_GAMES)
+    service.create_table("T1", "THB", allow_return_over_100=True)
+    leases = Leases(sessions, "first")
+    assert leases.try_acquire("T1") is None
+    service.fence = leases
+    round_id = service.open_round("T1")
+    takeover = "UPDATE table_leases SET owner = 'second', epoch = epoch + 1 WHERE table_id = 'T1'"
+    with sessions() as writing, writing.begin():
+        assert service.locked_round(writing, round_id).id == round_id  # the write's transaction, still open
+        with sessions() as other, other.begin():
+            other.execute(text("SET LOCAL lock_timeout = '200ms'"))
+            with pytest.raises(OperationalError, match="lock timeout"):
+                other.execute(text(takeover))
+            other.rollback()
+    with sessions() as other, other.begin():  # once the write committed, the takeover goes through
+        other.execute(text(takeover))
+    with pytest.raises(FencedError, match="held by second \\(epoch 2\\)"):
+        service.void(round_id, "after the takeover", "first")
 
 
 def test_a_standby_takes_over_when_the_holder_stops_renewing_and_a_release_hands_over_at_once(
