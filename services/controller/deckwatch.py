@@ -78,6 +78,10 @@ class DeckWatch(Parts):
             self._publish()
         return True
 
+    def _low_deck_said(self) -> bool:
+        """The dealer was asked to burn the rest of this deck (the ask is due once the last result has been read)."""
+        return self._low_deck_alerted == self.deck.shuffles
+
     def _burning(self) -> bool:
         """The dealer was asked to burn the rest of this deck, and no round is being played."""
         finished = self.current is None or self.current.phase in FINISHED

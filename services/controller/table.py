@@ -383,8 +383,10 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
                 return self.service.clock.now() + HOLD_RECHECK  # look again for the operator's acknowledgement
             if self._shoe_end_said:
                 return None  # the shoe ended at its cut card (the console was told): the new shoe's message wakes it
-            if not self.settings.auto_open or not self.deck.can_deal(self.most_cards()):
+            if not self.settings.auto_open:
                 return None
+            if not self.deck.can_deal(self.most_cards()) and self._low_deck_said():
+                return None  # the dealer was asked for the rest of the deck: the new deck's message wakes it
             if self._checking():
                 return None  # the next round waits for the checks' windows: their deadlines wake the controller
             return self._result_ends(current) or DUE

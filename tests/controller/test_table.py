@@ -376,9 +376,11 @@ def test_no_round_opens_when_the_deck_cannot_finish_it_until_a_new_deck(table: T
     deck = [rank + suit for suit in "SHDC" for rank in "A23456789TJQK"]
     for card in deck[:41]:  # 11 left: fewer than a round may need
         table.controller.on_shoe(table.message(card, burn=True))
-    table.tick(seconds=0)
+    assert table.controller.next_deadline() == DUE  # the dealer is to be told now (a controller of many tables
+    table.tick(seconds=0)  # ticks a table only at its deadline)
     assert table.controller.current is None
     assert table.alerts()[-1] == "11 cards left: run them through the shoe as burns, then load a new deck"
+    assert table.controller.next_deadline() is None  # told: the new deck's message wakes the table
     for card in deck[41:]:  # the dealer runs the rest of the deck through the shoe as burns, then loads a new one
         table.controller.on_shoe(table.message(card, burn=True))
     table.new_deck()
