@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,8 @@ def main() -> None:
     parser.add_argument("--cards", type=int, default=1000, help="face-up cards to measure (all tables together)")
     parser.add_argument("--broker", default=None)
     args = parser.parse_args()
-    tables = tuple(f"B{index + 1}" for index in range(args.tables))
+    run = uuid.uuid4().hex[:4]  # new table ids every run: a shared broker keeps an earlier run's retained messages
+    tables = tuple(f"B{run}-{index + 1}" for index in range(args.tables))
     with broker(args.broker) as url, tempfile.TemporaryDirectory() as directory:
         base = floor(url, 1000, 0.005)
         config = StudioConfig(
