@@ -358,6 +358,10 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
         if applied is not None and before != (applied.round_id, applied.phase):
             metrics.ROUND_PHASES.labels(self.table_id, applied.game, applied.phase).inc()
         self.current = None if applied is None else replace(applied, engine=None)  # the service's: not kept
+        if applied is not None and applied.hidden and any(alert.card for alert in self.alerts):
+            # an earlier alert named a card that is now dealt face down (a copy from a new deck, after the first was
+            # refused): the console stops showing it, so no view names a card before its reveal
+            self.alerts = [a for a in self.alerts if a.card is None or Card.from_code(a.card) not in applied.hidden]
         self._publish()
 
     def moved(self, latest: tuple[str, int] | None) -> bool:

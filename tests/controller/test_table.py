@@ -239,6 +239,24 @@ def test_a_step_that_fails_is_not_retried_before_a_second(table: Table, monkeypa
     assert calls == ["t1", "t1"]
 
 
+def test_an_alert_that_named_a_card_is_dropped_once_a_copy_of_it_is_dealt_face_down(table: Table) -> None:
+    """A card refused while no round wanted it is named (it is in no hand); the next deck's copy of it dealt as the
+    banker's face-down card must not be named by that alert any more (the simulation found it across two decks)."""
+    table.scan("KD")  # no round yet: refused, named
+    assert table.alerts()[-1].startswith("card KD scanned while no card is expected")
+    for card in DECK:  # the rest of the deck burned: a whole deck, then the next
+        if card != "KD":
+            table.controller.on_shoe(table.message(card, burn=True))
+    table.new_deck()
+    table.open_with_bets()
+    table.views.clear()
+    table.scan("2C", "3C", "4C", "5C", "6C", "7C", "8C", "KD")  # the new deck's KD: the banker's second card
+    current = table.controller.current
+    assert current is not None and "KD" in {str(card) for card in current.hidden}
+    assert not any("KD" in message for message in table.alerts())
+    assert "KD" not in json.dumps(table.views[-1][1]) and "KD" not in json.dumps(table.controller.dealer_view())
+
+
 def test_a_duplicate_of_the_face_down_card_is_refused_without_naming_it(table: Table) -> None:
     table.open_with_bets()
     table.scan("2C", "3C", "4C", "5C", "6C", "7C", "8C", "KD")  # KD: the banker's second card, face down
