@@ -358,9 +358,7 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
         if applied is not None and before != (applied.round_id, applied.phase):
             metrics.ROUND_PHASES.labels(self.table_id, applied.game, applied.phase).inc()
         self.current = None if applied is None else replace(applied, engine=None)  # the service's: not kept
-        if applied is not None and applied.hidden and any(alert.card for alert in self.alerts):
-            # an earlier alert named a card that is now dealt face down (a copy from a new deck, after the first was
-            # refused): the console stops showing it, so no view names a card before its reveal
+        if applied is not None and applied.hidden:  # an alert naming a card now dealt face down (a new deck's copy)
             self.alerts = [a for a in self.alerts if a.card is None or Card.from_code(a.card) not in applied.hidden]
         self._publish()
 
@@ -387,10 +385,8 @@ class TableController(CrossCheck, DeckWatch, ShoeStart):
                 return self.service.clock.now() + HOLD_RECHECK  # look again for the operator's acknowledgement
             if self._shoe_end_said:
                 return None  # the shoe ended at its cut card (the console was told): the new shoe's message wakes it
-            if not self.settings.auto_open:
-                return None
-            if not self.deck.can_deal(self.most_cards()) and self._low_deck_said():
-                return None  # the dealer was asked for the rest of the deck: the new deck's message wakes it
+            if not self.settings.auto_open or (not self.deck.can_deal(self.most_cards()) and self._low_deck_said()):
+                return None  # a deck too low, and the dealer asked for the rest of it: the new deck's message wakes it
             if self._checking():
                 return None  # the next round waits for the checks' windows: their deadlines wake the controller
             return self._result_ends(current) or DUE
