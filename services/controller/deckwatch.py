@@ -85,4 +85,4 @@ class DeckWatch(Parts):
     def _burning(self) -> bool:
         """The dealer was asked to burn the rest of this deck, and no round is being played."""
         finished = self.current is None or self.current.phase in FINISHED
-        return finished and self._low_deck_alerted == self.deck.shuffles
+        return finished and self._low_deck_said()

@@ -68,9 +68,8 @@ class RoundCore:
         self._round_settings: dict[str, Any] = {}
         self._round_games: dict[str, str] = {}  # round id -> its table's game (never changes)
         self._lock = threading.Lock()
-        # a table's one writer (the controller) refuses its own writes once it lost the table's lease
-        self.fence: Fence | None = None
-        self._fenced_round: tuple[Fence, Select[Round, int]] | None = None  # its statement, built once
+        self._fence: Fence | None = None
+        self._locked: Select[Any] = LOCKED_ROUND  # the statement that locks a round (with the fence, once set)
         # the operator's wallet, for the stakes of ``wallet: operator`` tables (the API process's; payouts need none)
         self.wallet: SeamlessWallet | None = None
         # where an online room's committed shuffle comes from (the operating system's randomness; a simulation's seed)
@@ -295,21 +294,27 @@ class RoundCore:
         port = self.game_of(session, round_)
         return round_, port, self.engines.take(session, round_, port)
 
+    @property
+    def fence(self) -> Fence | None:
+        """A table's one writer (the controller) refuses its own writes once it lost the table's lease."""
+        return self._fence
+
+    @fence.setter
+    def fence(self, fence: Fence | None) -> None:
+        self._fence = fence
+        self._locked = LOCKED_ROUND
+        if fence is not None:  # its lease epoch read in the statement that locks the round
+            fenced = select(Round, fence.epoch_in(Round.table_id)).where(Round.id == bindparam("round_id"))
+            self._locked = fenced.with_for_update(of=Round)
+
     def locked_round(self, session: Session, round_id: str) -> Round:
         """The round, locked for this transaction's change, and the writer's fence checked in the same statement."""
-        fence = self.fence
-        if fence is None:
-            round_ = session.scalar(LOCKED_ROUND, {"round_id": round_id})
-        else:
-            if self._fenced_round is None or self._fenced_round[0] is not fence:
-                fenced = select(Round, fence.epoch_in(Round.table_id)).where(Round.id == bindparam("round_id"))
-                self._fenced_round = (fence, fenced.with_for_update(of=Round))
-            found = session.execute(self._fenced_round[1], {"round_id": round_id}).first()
-            round_ = found[0] if found is not None else None
-            if found is not None and not fence.holds(found[0].table_id, found[1]):
-                fence(session, found[0].table_id)  # refuses, saying who holds the table now
-        if round_ is None:
+        found = session.execute(self._locked, {"round_id": round_id}).first()
+        if found is None:
             raise NotFoundError(f"round {round_id!r} does not exist")
+        round_: Round = found[0]
+        if self._fence is not None and not self._fence.holds(round_.table_id, found[1]):
+            self._fence(session, round_.table_id)  # refuses, saying who holds the table now
         return round_
 
     def fenced(self, session: Session, table_id: str) -> None:
