@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import signal
 import subprocess
@@ -61,6 +62,15 @@ def stop(process: subprocess.Popen[bytes], log: Path) -> None:
     assert "Traceback" not in output, f"{log.name}:\n{output[-2000:]}"
 
 
+def watching(port: int, path: str) -> http.client.HTTPResponse:
+    """An open Server-Sent Events stream of the API, its first frame read."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=STOP_WITHIN_S + 5)
+    connection.request("GET", path, headers={"Accept": "text/event-stream"})
+    response = connection.getresponse()
+    assert response.status == 200 and response.readline().startswith(b"id: ")
+    return response
+
+
 def told(logs: dict[str, Path]) -> str:
     """What each process has printed so far (a wait that timed out says it: CI once waited 60 s on the shoe)."""
     return "".join(
@@ -106,10 +116,14 @@ def test_the_broker_shoe_controller_and_api_each_stop_cleanly_on_sigterm(tmp_pat
         api = studio("api", "--port", str(port), "--database", database, cwd=tmp_path, log=logs["api"])
         processes.append(api)
         waited(lambda: answers(f"http://127.0.0.1:{port}/healthz"), 60, "the API")
+        viewer = watching(port, "/v1/tables/S1/state/stream")  # a stream never ends by itself: the stop ends it
         status.close()
         for process, name in ((shoe, "shoe"), (controller, "controller"), (api, "api"), (broker, "broker")):
             assert process.poll() is None, f"{name} ended early:\n{logs[name].read_text()[-2000:]}"
             stop(process, logs[name])
+        rest = viewer.read()  # to the end: the API ended the open stream (a hang would time out here)
+        assert rest == b"" or rest.endswith(b"\n\n"), rest  # whole frames, then the end (its client reconnects)
+        viewer.close()
         assert not url_file.exists()  # the broker took its URL back
     finally:
         for process in processes:

@@ -37,6 +37,11 @@ class Services:
     yours: Hub = field(default_factory=lambda: Hub(heartbeat_s=RECHECK_S, name="yours"))
     yours_poller: Poller | None = None
 
+    def hubs(self) -> tuple[Hub, ...]:
+        """Every stream source of this process: the public state, the private views, the dealer consoles'."""
+        consoles = () if self.relay is None else (self.relay.dealer,)
+        return (self.states, self.seats, self.yours, *consoles)
+
     def changed(self, round_id: str) -> None:
         """A player changed ``round_id`` through this process: its table's private views are read again now."""
         table = table_of_round(round_id)

@@ -122,6 +122,14 @@ class Hub:
         for listener in self._listeners:
             listener(key)
 
+    def end(self) -> None:
+        """End every open stream (on the event loop): a stopping server's streams finish like any other response,
+        and their clients reconnect."""
+        with self._lock:
+            clients = [client for feed in self._feeds.values() for client in feed.clients]
+        for client in clients:
+            client.close()
+
     def resume_point(self, last_event_id: str | None) -> int:
         """The seq a client already has, from its ``Last-Event-ID`` (0: nothing, or another process's id)."""
         epoch, _, seq = (last_event_id or "").partition(".")

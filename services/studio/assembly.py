@@ -22,13 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-
 from hardware.serial_shoe import Backoff, SerialShoe
 from hardware.sim import VirtualShoe
 from services.api.app import create_app
 from services.api.consoles import ViewRelay
 from services.api.notify import RoundNotifier
+from services.api.server import api_server
 from services.bus.broker import embedded_broker, role_url, write_url
 from services.catalog import STUDIO_GAMES
 from services.controller.runner import Controller
@@ -157,20 +156,14 @@ def running_studio(config: StudioConfig) -> Iterator[RunningStudio]:
         deadline = time.monotonic() + CONTROLLER_START_S
         while not controller.driving.wait(0.05) and controller_thread.is_alive() and time.monotonic() < deadline:
             pass
-        server = uvicorn.Server(
-            uvicorn.Config(
-                create_app(
-                    engine,
-                    notify=stack.enter_context(contextlib.closing(RoundNotifier(role_url(url, "api")))),
-                    relay=stack.enter_context(contextlib.closing(ViewRelay(role_url(url, "api")))),
-                    recordings=config.recordings,
-                ),
-                host=config.api_host,
-                port=config.api_port,
-                log_level="warning",
-                proxy_headers=False,  # no proxy in front: a request's address is its connection's (the records say it)
-            )
+        app = create_app(
+            engine,
+            notify=stack.enter_context(contextlib.closing(RoundNotifier(role_url(url, "api")))),
+            relay=stack.enter_context(contextlib.closing(ViewRelay(role_url(url, "api")))),
+            recordings=config.recordings,
         )
+        # no proxy in front: a request's address is its connection's (the records say it)
+        server = api_server(app, config.api_host, config.api_port, log_level="warning", proxy_headers=False)
         api_thread = threading.Thread(target=server.run, name="api", daemon=True)
         api_thread.start()
         while not server.started and api_thread.is_alive():

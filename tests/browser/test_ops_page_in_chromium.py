@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from sqlalchemy import Engine
 
 from services.api.app import create_app
+from services.api.server import api_server
 from tests.api.conftest import Studio, studio  # noqa: F401 (the fixture)
 from tests.api.test_deck_reports import end_a_deck_without
 from tests.api.test_four_eyes import balances, settled_round
@@ -32,7 +32,7 @@ SHOTS = os.environ.get("STUDIO_SCREENSHOTS")  # a folder: the test saves the pag
 
 def serving(app: Any) -> Iterator[str]:
     """``app`` under uvicorn on a free port while the generator runs; yields its URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))
+    server = api_server(app, "127.0.0.1", free_port(), log_level="warning")
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     wait_until(lambda: server.started, 15, "uvicorn")
