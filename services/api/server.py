@@ -2,8 +2,8 @@
 
 A state stream never ends by itself: uvicorn's stop would wait for every open one (a rolling restart behind the
 proxy, for as long as anyone watches). ``ApiServer`` ends the app's streams first — each finishes like any other
-response, and its client (the browser's EventSource) reconnects to another API process and gets what it missed by
-``Last-Event-ID`` — and any request still open ``STOP_WAIT_S`` later is cancelled.
+response, and its client (the browser's EventSource) reconnects to another API process and gets the current
+state — and any request still open ``STOP_WAIT_S`` later is cancelled.
 """
 
 from __future__ import annotations
