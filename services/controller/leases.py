@@ -86,7 +86,8 @@ class Leases:
         return None
 
     def acquire(self, table: str, standby: bool, stop: threading.Event) -> bool:
-        """Hold the table: at once, after its dead holder's lease runs out, or (``standby``) whenever it is free.
+        """Hold the table: at once, after its dead holder's lease runs out, or (``standby``) whenever it is free;
+        the leases already held are renewed while it waits.
 
         Raises ``LeaseHeldError`` when a live controller holds it and this one is no standby; False if stopped.
         """
@@ -115,6 +116,7 @@ class Leases:
                 how = "waiting as a standby" if standby else "waiting to see whether it is renewed"
                 log.info("table %s: held by %s until %s; %s", table, holder[0], holder[1].isoformat(), how)
             seen = holder
+            self.renew()  # the tables taken before this one stay held while it waits
             stop.wait(STANDBY_POLL_S)
         return False
 

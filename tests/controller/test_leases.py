@@ -147,6 +147,33 @@ def test_a_standby_takes_over_when_the_holder_stops_renewing_and_a_release_hands
     assert third.try_acquire("T1") is None and third.held == {"T1": 3}
 
 
+def test_a_standby_of_several_tables_keeps_those_it_holds_while_it_waits_for_the_others(
+    sessions: sessionmaker[Session],
+) -> None:
+    clock = ManualClock()
+    other, standby = Leases(sessions, "other", clock, TTL), Leases(sessions, "standby", clock, TTL)
+    other.try_acquire("T2")
+    dies_at = clock.now() + 3 * TTL
+    meanwhile: list[tuple[bool, float | None]] = []  # at each poll for T2: T1's lease still runs, and the gauge
+
+    def polled() -> None:
+        if clock.now() < dies_at:
+            other.renew()
+        with sessions() as session:
+            runs_until = session.scalar(select(TableLease.expires_at).where(TableLease.table_id == "T1"))
+        gauge = REGISTRY.get_sample_value("studio_lease_held", {"table": "T1"})
+        meanwhile.append((runs_until is not None and aware(runs_until) > clock.now(), gauge))
+
+    stop = Polls(clock, polled)
+    assert standby.acquire("T1", standby=True, stop=stop)
+    took_t1 = clock.now()
+    assert standby.acquire("T2", standby=True, stop=stop)
+    assert clock.now() - took_t1 > 2 * TTL  # it waited for T2 longer than a lease of T1 lasts unrenewed...
+    assert meanwhile and set(meanwhile) == {(True, 1.0)}  # ...and T1's lease ran on all along, as the gauge said
+    standby.renew()
+    assert standby.lost == {} and set(standby.held) == {"T1", "T2"}
+
+
 LOG_TIME_CUT = timedelta(milliseconds=1)  # the JSON logs' times are cut to the millisecond
 
 
