@@ -124,18 +124,27 @@ def test_the_round_locked_for_a_write_holds_the_lease_until_the_write_commits(
         service.void(round_id, "after the takeover", "first")
 
 
-def test_a_standby_takes_over_when_the_holder_stops_renewing_and_a_release_hands_over_at_once(
-    sessions: sessionmaker[Session],
-) -> None:
+def renewed_until_it_dies(
+    sessions: sessionmaker[Session], table: str
+) -> tuple[ManualClock, Leases, Leases, datetime, Callable[[], None]]:
+    """A holder of ``table`` and a standby on one manual clock; ``holder()`` (called between the standby's polls)
+    renews the holder's lease until ``dies_at``, 3 leases' worth from now."""
     clock = ManualClock()
     first, second = Leases(sessions, "first", clock, TTL), Leases(sessions, "second", clock, TTL)
-    first.try_acquire("T1")
-    dies_at = clock.now() + 3 * TTL  # the holder renews between the standby's polls until then (3 leases' worth)
+    first.try_acquire(table)
+    dies_at = clock.now() + 3 * TTL
 
     def holder() -> None:
         if clock.now() < dies_at:
             first.renew()
 
+    return clock, first, second, dies_at, holder
+
+
+def test_a_standby_takes_over_when_the_holder_stops_renewing_and_a_release_hands_over_at_once(
+    sessions: sessionmaker[Session],
+) -> None:
+    clock, first, second, dies_at, holder = renewed_until_it_dies(sessions, "T1")
     assert second.acquire("T1", standby=True, stop=Polls(clock, holder))
     taken_at, runs_out = clock.now(), first.expires["T1"]  # the standby's take; the end of the last renewed lease
     assert dies_at < runs_out <= taken_at, "a standby waits while the holder renews, and until its last lease ran out"
@@ -150,15 +159,11 @@ def test_a_standby_takes_over_when_the_holder_stops_renewing_and_a_release_hands
 def test_a_standby_of_several_tables_keeps_those_it_holds_while_it_waits_for_the_others(
     sessions: sessionmaker[Session],
 ) -> None:
-    clock = ManualClock()
-    other, standby = Leases(sessions, "other", clock, TTL), Leases(sessions, "standby", clock, TTL)
-    other.try_acquire("T2")
-    dies_at = clock.now() + 3 * TTL
+    clock, _other, standby, _dies_at, holder = renewed_until_it_dies(sessions, "T2")
     meanwhile: list[tuple[bool, float | None]] = []  # at each poll for T2: T1's lease still runs, and the gauge
 
     def polled() -> None:
-        if clock.now() < dies_at:
-            other.renew()
+        holder()
         with sessions() as session:
             runs_until = session.scalar(select(TableLease.expires_at).where(TableLease.table_id == "T1"))
         gauge = REGISTRY.get_sample_value("studio_lease_held", {"table": "T1"})
