@@ -31,6 +31,7 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import cv2
 
@@ -42,11 +43,10 @@ from hardware.sim.camera import FELTS, STYLES, Scene, calibration_photos, render
 DECK = [rank + suit for suit in "SHDC" for rank in "A23456789TJQK"]
 
 
-def devset(count: int, deck: Path) -> None:
-    from hardware.camera.devset import calibration_set, load_deck, scenes, score
+def devset(count: int, deck: Path, faces: dict[str, Any]) -> None:
+    from hardware.camera.devset import calibration_set, scenes, score
     from hardware.camera.learned import DeckReader, learn, outlines
 
-    faces = load_deck(deck)
     start = time.perf_counter()
     reader = DeckReader(learn(calibration_set(faces, 1)))
     learned_s = time.perf_counter() - start
@@ -87,7 +87,13 @@ def main() -> None:
     args = parser.parse_args()
     cv2.setNumThreads(1)
     if args.devset:
-        devset(args.frames, args.deck)
+        from hardware.camera.devset import load_deck
+
+        try:
+            faces = load_deck(args.deck)
+        except ValueError as error:
+            parser.error(f"--deck {error}")
+        devset(args.frames, args.deck, faces)
         return
     recognizer = Recognizer(calibrate(calibration_photos()))
     rng = random.Random(7)

@@ -125,3 +125,13 @@ def test_studio_cards_calibrates_on_the_real_deck_and_reads_a_table_frame(
     truth = {p.code for p in scene.cards}
     assert set(found) - {None} <= truth, "no card that is not on the table"
     assert len(set(found) & truth) >= len(truth) - 1
+
+
+def test_a_deck_that_is_not_there_or_lacks_a_face_is_refused_naming_what_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"nowhere: no such folder \(a deck is a folder of its 52 faces"):
+        load_deck(tmp_path / "nowhere")
+    with pytest.raises(ValueError, match=r"AS\.png: missing"):
+        load_deck(tmp_path)
+    cv2.imwrite(str(tmp_path / "AS.png"), np.zeros((10, 10, 3), np.uint8))  # a face with no transparency
+    with pytest.raises(ValueError, match=r"AS\.png: not a card face with transparency"):
+        load_deck(tmp_path)
