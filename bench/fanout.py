@@ -67,10 +67,9 @@ def free_port() -> int:
 
 def serve(port: int, broker: str, database: str) -> None:
     raise_file_limit()
-    import uvicorn
-
     from services.api.app import create_app
     from services.api.consoles import ViewRelay
+    from services.api.server import api_server
     from services.catalog import STUDIO_GAMES
     from services.db import make_engine, migrate, session_factory
     from services.rounds.returns import HOUSE_SETTINGS
@@ -80,10 +79,10 @@ def serve(port: int, broker: str, database: str) -> None:
     migrate(engine)
     RoundService(session_factory(engine), games=STUDIO_GAMES).create_table(TABLE, settings=HOUSE_SETTINGS)
     app = create_app(engine, relay=ViewRelay(broker))
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", backlog=16384, timeout_keep_alive=60)
+    server = api_server(app, "127.0.0.1", port, log_level="warning", backlog=16384, timeout_keep_alive=60)
     profile = os.environ.get("BENCH_PROFILE")  # a path: write the API process's cProfile there
     if not profile:
-        uvicorn.Server(config).run()
+        server.run()
         return
     import cProfile
     import signal
@@ -96,7 +95,7 @@ def serve(port: int, broker: str, database: str) -> None:
 
     signal.signal(signal.SIGTERM, stop)
     profiler.enable()
-    uvicorn.Server(config).run()
+    server.run()
 
 
 # --- the client processes -------------------------------------------------------------------

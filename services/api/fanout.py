@@ -86,6 +86,7 @@ class Hub:
         self._feeds: dict[str, Feed] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._heartbeat: asyncio.Task[None] | None = None
+        self.ended = False  # the server stops: a stream opened from now on ends after its first delivery
         self._listeners: list[Callable[[str], None]] = []
 
     def listen(self, listener: Callable[[str], None]) -> None:
@@ -123,8 +124,9 @@ class Hub:
             listener(key)
 
     def end(self) -> None:
-        """End every open stream (on the event loop): a stopping server's streams finish like any other response,
-        and their clients reconnect."""
+        """End every open stream, and every one opened from now on after its first delivery (on the event loop):
+        a stopping server's streams finish like any other response, and their clients reconnect."""
+        self.ended = True
         with self._lock:
             clients = [client for feed in self._feeds.values() for client in feed.clients]
         for client in clients:
@@ -158,6 +160,7 @@ class Hub:
             return
         with self._lock:
             self._loop = loop
+            self.ended = False
             for feed in self._feeds.values():
                 feed.clients.clear()  # clients of a loop that has ended
         self._heartbeat = loop.create_task(self._heartbeats(loop))  # kept: the loop holds tasks weakly
@@ -331,6 +334,8 @@ class _FeedResponse(Response):
         listener = asyncio.create_task(_until_disconnect(receive, client))
         try:
             hub._deliver(feed, client)
+            if hub.ended:  # opened while the server stops (its request was accepted before): this is all it gets
+                client.close()
             await client.closed
         finally:
             feed.clients.discard(client)

@@ -89,7 +89,8 @@ class Leases:
         """Hold the table: at once, after its dead holder's lease runs out, or (``standby``) whenever it is free;
         the leases already held are renewed while it waits.
 
-        Raises ``LeaseHeldError`` when a live controller holds it and this one is no standby; False if stopped.
+        Raises ``LeaseHeldError`` when a live controller holds it and this one is no standby; False if stopped, or if
+        a table already held was lost meanwhile (``lost`` says which and why).
         """
         seen: tuple[str, datetime] | None = None
         away = False  # the database's absence was logged (once a spell, not at each try)
@@ -102,6 +103,8 @@ class Leases:
                     away = True
                     why = " ".join(str(error).split())[:200]
                     log.warning("table %s: could not read its lease (waiting for the database): %s", table, why)
+                if not self._kept():
+                    return False
                 stop.wait(STANDBY_POLL_S)
                 continue
             away = False
@@ -116,9 +119,15 @@ class Leases:
                 how = "waiting as a standby" if standby else "waiting to see whether it is renewed"
                 log.info("table %s: held by %s until %s; %s", table, holder[0], holder[1].isoformat(), how)
             seen = holder
-            self.renew()  # the tables taken before this one stay held while it waits
+            if not self._kept():
+                return False
             stop.wait(STANDBY_POLL_S)
         return False
+
+    def _kept(self) -> bool:
+        """While a table is waited for: the tables taken before it renewed; False once one of them is lost."""
+        self.renew()
+        return not self.lost
 
     def renew(self) -> None:
         """Extend every held lease in one transaction; a table whose lease is gone (or ran out unrenewed) is lost."""

@@ -372,12 +372,12 @@ class Controller:
         lost (``lost`` says which and why). A broker not reachable yet is waited for."""
         if not confirm_login(self.url, stop, f"{self.name}-login-{uuid.uuid4().hex[:8]}"):
             return  # stopped while waiting for the broker
-        for table in self.tables:
-            if not self.leases.acquire(table, self.standby, stop):
-                return  # stopped while waiting as a standby
         try:
+            for table in sorted(self.tables):  # one order for every controller: two never hold one each of a pair
+                if not self.leases.acquire(table, self.standby, stop):
+                    return  # stopped while waiting as a standby, or a table taken before was lost meanwhile
             self._drive(stop)
-        finally:
+        finally:  # the leases taken are handed back: a refusal or a stop while waiting leaves none held
             self.lost = dict(self.leases.lost)
             self.leases.release()
 

@@ -72,6 +72,20 @@ def test_a_new_client_gets_the_latest_value_then_each_change_published_from_any_
     assert asyncio.run(scenario()) == [{"n": 2}, {"n": 3}, {"n": 4}], "the latest first; an unchanged value is not sent"
 
 
+def test_a_stopping_servers_streams_end_and_one_opened_meanwhile_gets_the_latest_value_then_ends() -> None:
+    async def scenario() -> tuple[list[Any], list[Any]]:
+        hub = Hub()
+        hub.publish("T1", {"n": 1})
+        open_before = body(hub, "T1")
+        before = [data(await anext(open_before))]
+        hub.end()  # the server stops (``services.api.server``)
+        before += [data(frame) async for frame in open_before]  # the open stream ends: no frame after the end
+        opened_meanwhile = [data(frame) async for frame in body(hub, "T1")]  # accepted before the stop
+        return before, opened_meanwhile
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 5)) == ([{"n": 1}], [{"n": 1}])
+
+
 def test_a_client_that_reconnects_gets_what_it_missed_and_nothing_it_had() -> None:
     async def scenario() -> None:
         hub = Hub()
