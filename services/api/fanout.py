@@ -343,6 +343,9 @@ class _FeedResponse(Response):
             listener.cancel()
         if client.busy is not None:
             await asyncio.wait([client.busy])
+        transport = client.transport
+        if transport is not None and transport.get_write_buffer_size() > transport.get_write_buffer_limits()[1]:
+            transport.abort()  # a client that reads nothing: the last chunk would wait for it (a stop, for ever)
         with contextlib.suppress(OSError):  # the server ignores a send to a client that left
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -388,3 +389,45 @@ def test_under_uvicorn_frames_go_straight_to_each_connection_and_resume_by_id(da
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+@pytest.mark.db
+def test_a_stopping_api_ends_a_stream_whose_client_reads_nothing_at_once_and_quietly(
+    database: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A viewer whose connection is full (it reads nothing) neither holds the stop up nor ends it in an error."""
+    import socket
+
+    from services.api.server import api_server
+    from services.rounds.returns import HOUSE_SETTINGS
+    from tests.conftest import free_port
+
+    app = create_app(database)
+    app.state.services.rounds.create_table("U2", settings=HOUSE_SETTINGS)
+    server = api_server(app, "127.0.0.1", free_port(), log_level="warning")
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, 10, "uvicorn")
+    viewer = socket.socket()
+    viewer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window, never read
+    viewer.connect(("127.0.0.1", server.config.port))
+    viewer.sendall(b"GET /v1/tables/U2/state/stream HTTP/1.1\r\nHost: studio\r\n\r\n")
+    feed = app.state.services.states.feed("U2")
+    wait_until(lambda: len(feed.clients) == 1, 10, "the viewer's stream")
+    (client,) = feed.clients
+    sent = 0
+
+    def full() -> bool:  # more than the kernel's buffers take: the rest waits in the server for a read never made
+        nonlocal sent
+        sent += 1
+        app.state.services.states.publish("U2", {"padding": "x" * 100_000, "n": sent})
+        return bool(client.transport.get_write_buffer_size() > 65_536)
+
+    wait_until(full, 10, "a full connection")
+    caplog.set_level(logging.ERROR)
+    started = time.monotonic()
+    server.should_exit = True
+    thread.join(10)
+    viewer.close()
+    assert not thread.is_alive() and time.monotonic() - started < 1.5  # not the 2 s after which requests are cancelled
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
