@@ -71,16 +71,19 @@ class Scene:
     number: int = 0  # made from ``(seed, number)``
 
 
+A_DECK = "a deck is a folder of its 52 faces, AS.png to KC.png"
+
+
 def load_deck(directory: Path = SVG_CARDS) -> dict[str, Image]:
     """The 52 faces (BGRA, transparent outside the rounded card), by code; a missing or unreadable face is an error
     naming the file."""
     if not directory.is_dir():
-        raise ValueError(f"{directory}: no such folder (a deck is a folder of its 52 faces, AS.png to KC.png)")
+        raise ValueError(f"{directory}: no such folder ({A_DECK})")
     faces = {}
     for code in DECK:
         path = directory / f"{code}.png"
         if not path.is_file():
-            raise ValueError(f"{path}: missing (a deck is a folder of its 52 faces, AS.png to KC.png)")
+            raise ValueError(f"{path}: missing ({A_DECK})")
         face = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
         if face is None or face.ndim != 3 or face.shape[2] != 4:
             raise ValueError(f"{path}: not a card face with transparency")

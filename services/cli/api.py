@@ -117,16 +117,10 @@ def run_confirm(args: argparse.Namespace) -> int:
 
 
 def serve(app: Any, host: str, port: int, trusted_proxy: str = "") -> None:
-    """uvicorn until SIGINT/SIGTERM; a clean stop exits 0 (uvicorn re-raises the signal after its graceful shutdown)
-    and ends the open state streams (``services.api.server``)."""
-    from services.api.server import ApiServer, api_config
+    """uvicorn until SIGINT/SIGTERM: a clean stop ends the open state streams and exits 0 (``services.api.server``)."""
+    from services.api.server import api_server
 
-    class Server(ApiServer):
-        def handle_exit(self, sig: int, frame: Any) -> None:
-            super().handle_exit(sig, frame)
-            getattr(self, "_captured_signals", []).clear()
-
-    Server(api_config(app, host, port, log_level="info", **proxies(trusted_proxy))).run()
+    api_server(app, host, port, log_level="info", **proxies(trusted_proxy)).run()
 
 
 def proxies(trusted: str) -> dict[str, Any]:
