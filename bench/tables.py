@@ -557,6 +557,19 @@ def wait_ready(port: int, process: subprocess.Popen[bytes], timeout: float = 60)
     raise RuntimeError("the controller did not become ready")
 
 
+def start_controller(command: list[str], port: int, log_path: Path) -> subprocess.Popen[bytes]:
+    """The controller process, once ready (its health port answers); its log's end printed if it never is."""
+    with log_path.open("wb") as log_file:
+        controller = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
+    try:
+        wait_ready(port, controller)
+    except RuntimeError:
+        print(log_path.read_text(errors="replace")[-3000:], file=sys.stderr)
+        stop(controller)
+        raise
+    return controller
+
+
 def stop_controller(process: subprocess.Popen[bytes]) -> tuple[int, float]:
     began = time.perf_counter()
     return stop(process), time.perf_counter() - began
@@ -639,13 +652,7 @@ def main() -> None:
                 report_ = reports.get(timeout=120)
                 ready += "ready" in report_
             print(f"{len(workers)} shoe processes ready; starting the controller", file=sys.stderr)
-            with log_path.open("wb") as log_file:
-                controller = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
-            try:
-                wait_ready(port, controller)
-            except RuntimeError:
-                print(log_path.read_text(errors="replace")[-3000:], file=sys.stderr)
-                raise
+            controller = start_controller(command, port, log_path)
             worker_pids = [w.pid for w in workers if w.pid is not None]
             time.sleep(args.warmup)
             before = sample(controller.pid, worker_pids, port)

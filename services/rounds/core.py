@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import Select, Table, bindparam, insert, select
+from sqlalchemy import Select, Table, bindparam, insert, select, update
+from sqlalchemy import inspect as inspected
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.cards import Card
@@ -53,6 +54,14 @@ from services.wallet.seamless import OPERATOR, pay_out, take_back
 T = TypeVar("T")
 LOG_INSERT = insert(cast(Table, RoundLogEntry.__table__))
 LOCKED_ROUND = select(Round).where(Round.id == bindparam("round_id")).with_for_update()
+# what a round's commands change on its row (the rest is fixed when it opens): written by one Core statement
+CHANGING = ("phase", "window_closes_at", "settled_at", "voided_at", "result", "log_length", "video_ref")
+_ROUNDS = cast(Table, Round.__table__)
+ROUND_UPDATE = (
+    update(_ROUNDS)
+    .where(_ROUNDS.c.id == bindparam("round_id"))
+    .values({name: bindparam(f"new_{name}") for name in CHANGING})
+)
 
 
 class RoundCore:
@@ -276,6 +285,7 @@ class RoundCore:
             advanced.clear()
             found.clear()
             value = work(session)
+            written(session)
             advanced.update(session.info.pop(ADVANCED, {}))
             found.update(self.accounts.pending(session))
             return value
@@ -374,3 +384,17 @@ class RoundCore:
             {"round_id": round_.id, "seq": round_.log_length, "command": json.dumps(entry), "actor": actor,
              "created_at": self.clock.now()},
         )  # fmt: skip
+
+
+def written(session: Session) -> None:
+    """Write the rounds this transaction changed, one Core ``UPDATE`` each, and let the session forget them: the unit
+    of work's flush of a round costs more than the row (a round changed in another column is left to the flush)."""
+    for instance in list(session.dirty):
+        if type(instance) is not Round:
+            continue
+        changed = inspected(instance).committed_state.keys()
+        if not changed or not changed <= set(CHANGING):
+            continue
+        values = {f"new_{name}": getattr(instance, name) for name in CHANGING}
+        session.connection().execute(ROUND_UPDATE, {"round_id": instance.id, **values})
+        session.expunge(instance)
