@@ -42,6 +42,7 @@ SMOKE: dict[str, tuple[list[str], bool]] = {
     "recorder": (["--seconds", "3"], False),
     "shoe": (["--cards", "40", *_broker()], False),
     "controller": (["--cards", "40", *_broker()], False),
+    "deal": (["--cards", "200"], False),
     "sim": (["--rounds", "20", "--seeds", "2"], False),
     "tables": (["--tables", "3", "--seconds", "4", "--warmup", "2", "--shoe-processes", "1", *_broker()], False),
     "fanout": (["--clients", "200", "--changes", "3", "--client-procs", "1", *_broker()], False),
