@@ -24,9 +24,11 @@ other at full speed; SQLite by default (``STUDIO_DATABASE_URL`` for PostgreSQL).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import multiprocessing
+import queue
 import signal
 import subprocess
 import sys
@@ -173,7 +175,11 @@ def deployed(args: Any, tables: tuple[str, ...], url: str) -> Measured:
         stop, reports = context.Event(), context.Queue()
         side = context.Process(target=table_side, args=(url, str(directory), tables, stop, reports), daemon=True)
         side.start()
-        reports.get(timeout=120)  # the table side is ready: its shoes read, its dealers listen
+        try:
+            reports.get(timeout=120)  # the table side is ready: its shoes read, its dealers listen
+        except queue.Empty:
+            side.kill()
+            raise SystemExit("the table side (shoes, shoe daemons, dealers) did not start within 120 s") from None
         watcher = watch(url, tables, timing)
         port = free_port()
         command = [
@@ -182,24 +188,34 @@ def deployed(args: Any, tables: tuple[str, ...], url: str) -> Measured:
             "--shoe-keys", str(directory / "keys"),
         ]  # fmt: skip
         controller: subprocess.Popen[bytes] | None = None
+        written: dict[tuple[str, str, int], float] = {}
         try:
             controller = start_controller(command, port, directory / "controller.log")
-            cpu, wall = cpu_seconds(controller.pid), time.perf_counter()
-            wait_for(lambda: timing.face_up, args.cards * 11 // 10)  # some shown cards were dealt before the watch
+            cpu, wall, opened = cpu_seconds(controller.pid), time.perf_counter(), rounds_of(service, tables)
+            # the public state also shows the banker's face-down card at its reveal (not timed): a quarter more
+            wait_for(lambda: timing.face_up, args.cards * 5 // 4)
             cpu, wall = cpu_seconds(controller.pid) - cpu, time.perf_counter() - wall
+            opened = rounds_of(service, tables) - opened
         finally:
             if controller is not None:
                 stop_controller(controller)
             stop.set()
-            written = reports.get(timeout=60)
+            with contextlib.suppress(queue.Empty):  # a table side that died has nothing to send: the error says why
+                written = reports.get(timeout=60)
             side.join(timeout=10)
+            if side.is_alive():
+                side.kill()
             watcher.close()
         timing.written.update(written)
-        with service.sessions() as session:
-            rounds = session.scalar(select(func.count()).select_from(Round).where(Round.table_id.in_(tables))) or 0
         lateness = window_lateness(service)
         engine.dispose()
-    return timing.latencies(), rounds, cpu, wall, lateness
+    return timing.latencies(), opened, cpu, wall, lateness
+
+
+def rounds_of(service: RoundService, tables: tuple[str, ...]) -> int:
+    """How many rounds the tables have opened so far."""
+    with service.sessions() as session:
+        return session.scalar(select(func.count()).select_from(Round).where(Round.table_id.in_(tables))) or 0
 
 
 def table_side(

@@ -10,9 +10,9 @@ views computed for the controller to publish. Each round takes the first eight c
 each of seats A–C and the banker) and is then voided (not timed).
 
 The floor is the same work as the database sees it, sent bare through the driver (``sqlite3``) on the same file with
-the same settings: ``BEGIN IMMEDIATE``, the round's row read, the two inserts, the round's update, ``COMMIT`` (an
-``fsync``): what any design that writes each card durably in one transaction pays. SQLite (the controller's default
-in ``bench/controller.py``), a fresh file in a temporary directory.
+the same settings: ``BEGIN IMMEDIATE``, the round's row read with the lease's epoch, the two inserts, the round's
+update, ``COMMIT`` (an ``fsync``): what any design that writes each card durably in one transaction pays. SQLite
+(the controller's default in ``bench/controller.py``), a fresh file in a temporary directory.
 """
 
 from __future__ import annotations
@@ -41,7 +41,12 @@ from services.rounds.pokdeng import pokdeng
 from services.rounds.returns import HOUSE_SETTINGS
 from services.rounds.service import RoundService
 
-TABLE, SHOE = "D1", "D1-shoe"
+TABLE, SHOE, OWNER = "D1", "D1-shoe", "bench-deal"
+# the round's row with this writer's lease epoch (the fence), as the service reads it
+LOCKED_READ = (
+    "SELECT rounds.*, (SELECT epoch FROM table_leases WHERE table_leases.table_id = rounds.table_id "
+    "AND table_leases.owner = ?) FROM rounds WHERE rounds.id = ?"
+)
 CARDS = [
     Card.from_code(code) for code in ["5H", "2D", "KD", "9S", "TH", "4S", "3C", "5C"]
 ]  # a deal's first eight: no window opens
@@ -72,7 +77,7 @@ def studio(engine: Engine) -> tuple[RoundService, TableJournal]:
     sessions = session_factory(engine)
     service = RoundService(sessions, games=STUDIO_GAMES)
     service.create_table(TABLE, "THB", HOUSE_SETTINGS)
-    leases = Leases(sessions, "bench-deal")
+    leases = Leases(sessions, OWNER)
     if leases.try_acquire(TABLE) is not None:
         raise SystemExit("the bench table's lease is held elsewhere")
     service.fence = leases
@@ -116,6 +121,7 @@ def journal_entry(round_id: str, card: Card, seq: int) -> dict[str, Any]:
 def bare(path: Path, cards: int) -> list[float]:
     """The floor: each card's statements sent bare through ``sqlite3`` on the same file, one transaction each."""
     db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA foreign_keys = ON")  # as the studio's engine sets them (``services.db.engine``)
     db.execute("PRAGMA journal_mode = WAL")
     round_id = db.execute("SELECT id FROM rounds ORDER BY number DESC LIMIT 1").fetchone()[0]
     seq = db.execute("SELECT coalesce(max(seq), 0) FROM shoe_journal").fetchone()[0]
@@ -126,7 +132,7 @@ def bare(path: Path, cards: int) -> list[float]:
         now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
         began = time.perf_counter()
         db.execute("BEGIN IMMEDIATE")
-        db.execute("SELECT * FROM rounds WHERE id = ?", (round_id,)).fetchone()
+        db.execute(LOCKED_READ, (OWNER, round_id)).fetchone()
         db.execute(
             "INSERT INTO round_log (round_id, seq, command, actor, created_at) VALUES (?, ?, ?, ?, ?)",
             (round_id, length, '{"type": "deal", "card": "5H"}', f"shoe:{seq}", now),

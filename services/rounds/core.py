@@ -54,14 +54,10 @@ from services.wallet.seamless import OPERATOR, pay_out, take_back
 T = TypeVar("T")
 LOG_INSERT = insert(cast(Table, RoundLogEntry.__table__))
 LOCKED_ROUND = select(Round).where(Round.id == bindparam("round_id")).with_for_update()
-# what a round's commands change on its row (the rest is fixed when it opens): written by one Core statement
-CHANGING = ("phase", "window_closes_at", "settled_at", "voided_at", "result", "log_length", "video_ref")
+# what a round's commands change on its row (the rest is fixed when it opens): written by Core, not by the flush
+CHANGING = frozenset(("phase", "window_closes_at", "settled_at", "voided_at", "result", "log_length", "video_ref"))
 _ROUNDS = cast(Table, Round.__table__)
-ROUND_UPDATE = (
-    update(_ROUNDS)
-    .where(_ROUNDS.c.id == bindparam("round_id"))
-    .values({name: bindparam(f"new_{name}") for name in CHANGING})
-)
+ROUND_UPDATE = update(_ROUNDS).where(_ROUNDS.c.id == bindparam("round_id"))  # SET: the columns given
 
 
 class RoundCore:
@@ -387,14 +383,16 @@ class RoundCore:
 
 
 def written(session: Session) -> None:
-    """Write the rounds this transaction changed, one Core ``UPDATE`` each, and let the session forget them: the unit
-    of work's flush of a round costs more than the row (a round changed in another column is left to the flush)."""
+    """Write the rounds this transaction changed, one Core ``UPDATE`` each of the columns it changed, and let the
+    session forget them: the unit of work's flush of a round costs more than the row. A round changed in another
+    column is left to the flush. Called last in a command's transaction (nothing reads the round through the session
+    after it); every command changes a round it locked first (``locked_round``), as the flush assumed too."""
     for instance in list(session.dirty):
         if type(instance) is not Round:
             continue
         changed = inspected(instance).committed_state.keys()
-        if not changed or not changed <= set(CHANGING):
+        if not changed or not changed <= CHANGING:
             continue
-        values = {f"new_{name}": getattr(instance, name) for name in CHANGING}
+        values = {name: getattr(instance, name) for name in changed}
         session.connection().execute(ROUND_UPDATE, {"round_id": instance.id, **values})
         session.expunge(instance)
