@@ -228,7 +228,6 @@ def table_side(
     halt, timing = threading.Event(), Timing()
     threads: list[threading.Thread] = []
     shoes: list[VirtualShoe] = []
-    consoles: list[Subscriber] = []
     run_dir = Path(directory)
     for seed, table in enumerate(tables):
         shoe = VirtualShoe("line", run_dir / f"pty-{table}")
@@ -237,10 +236,7 @@ def table_side(
         config = ShoeConfig(table, f"{table}-shoe", run_dir / f"shoe-{table}.outbox", url, "sim", key=key)
         daemon = ShoeDaemon(config, SerialShoe(str(shoe.path), "line", backoff=Backoff(0.05)).events)
         dealer = SimulatedDealer(url, table, shoe, seed=seed, pace=0.0)
-        console = Subscriber(url, [topics.round_dealer(table)])
-        consoles.append(console)
-        console.wait_subscribed()
-        timing.wrap(table, shoe, console)
+        timing.wrap(table, shoe, dealer.console)  # the console the dealer deals from: its request is this card's
         for target, name in ((daemon.run, f"shoe-{table}"), (dealer.run, f"dealer-{table}")):
             thread = threading.Thread(target=target, args=(halt,), name=name, daemon=True)
             thread.start()
@@ -254,8 +250,8 @@ def table_side(
     halt.set()
     for thread in threads:
         thread.join(timeout=10)
-    for closing in (*consoles, *shoes):
-        closing.close()
+    for shoe in shoes:  # the dealers closed their consoles
+        shoe.close()
     with timing.lock:
         reports.put(dict(timing.written))
 
