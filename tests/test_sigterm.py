@@ -18,10 +18,6 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
-from services.bus import topics
-from services.bus.access import ADMIN
-from services.bus.broker import role_url
-from services.bus.client import Subscriber
 from services.controller.models import TableLease
 from services.db import make_engine, session_factory
 from services.shoe.signing import new_key, write_key
@@ -92,16 +88,16 @@ def test_the_broker_shoe_controller_and_api_each_stop_cleanly_on_sigterm(tmp_pat
     try:
         url_file = tmp_path / ".studio" / "broker.url"
         waited(url_file.exists, 20, "the broker's URL")
-        url = role_url(url_file.read_text().strip(), ADMIN, tmp_path / ".studio")  # each process finds its own login
         database = f"sqlite:///{tmp_path / 'studio.db'}"
-        status = Subscriber(url, [topics.shoe_status("S1")])
         key = write_key(tmp_path / ".studio" / "keys", new_key("S1-shoe"))  # the controller reads it there
         shoe = studio("shoe", "--table", "S1", "--device", "sim://serial", "--key", str(key), cwd=tmp_path,
                       log=logs["shoe"])  # fmt: skip
         controller = studio("controller", "--tables", "S1", "--database", database, "--create-database",
                             cwd=tmp_path, log=logs["controller"])  # fmt: skip
         processes += [shoe, controller]
-        waited(lambda: any(m.payload for m in list(status.messages)), 60, "the shoe's status")
+        # The shoe says when the broker took its login. (A test subscriber to its status waited 60 s for nothing in
+        # two CI runs out of many while the shoe kept publishing; what the test needs is the shoe up, not that.)
+        waited(lambda: b"connected to the broker" in logs["shoe"].read_bytes(), 60, "the shoe's connection")
         sessions = session_factory(make_engine(database))
 
         def leased() -> bool:
@@ -117,7 +113,6 @@ def test_the_broker_shoe_controller_and_api_each_stop_cleanly_on_sigterm(tmp_pat
         processes.append(api)
         waited(lambda: answers(f"http://127.0.0.1:{port}/healthz"), 60, "the API")
         viewer = watching(port, "/v1/tables/S1/state/stream")  # a stream never ends by itself: the stop ends it
-        status.close()
         for process, name in ((shoe, "shoe"), (controller, "controller"), (api, "api"), (broker, "broker")):
             assert process.poll() is None, f"{name} ended early:\n{logs[name].read_text()[-2000:]}"
             stop(process, logs[name])
