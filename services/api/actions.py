@@ -9,9 +9,11 @@ body (``RoundService.act``), so a refusal names only what that game found wrong.
 
 # No ``from __future__ import annotations``: FastAPI reads the endpoints' annotations, which name
 # each action's own body model.
+import asyncio
 from typing import Annotated, Any, Union
 
 from fastapi import APIRouter, Body
+from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
@@ -42,7 +44,7 @@ def action_routes(games: Catalog) -> APIRouter:
         schema = {"anyOf": [{"$ref": f"{COMPONENTS}{each.__name__}"} for each in bodies]}
         router.add_api_route(
             f"/rounds/{{round_id}}/{name}",
-            _endpoint(name, body, action.keyed, action.changes_state),
+            _endpoint(name, body, action.keyed, action.changes_state, any(each.soon for each in same)),
             openapi_extra={"requestBody": {"content": {"application/json": {"schema": schema}}}} if shared else None,
             methods=["POST"],
             status_code=201 if action.keyed else 200,
@@ -62,13 +64,35 @@ def shared_bodies(games: Catalog) -> dict[str, Any]:
     return dict(schemas.get("$defs", {}))
 
 
-def _endpoint(name: str, body_model: Any, keyed: bool, changes_state: bool) -> Any:
-    def act(services: Any, player: str, round_id: str, body: BaseModel | dict[str, Any], key: str | None) -> Any:
-        answer = services.rounds.act(player, round_id, name, body, key)
+def _endpoint(name: str, body_model: Any, keyed: bool, changes_state: bool, soon: bool) -> Any:
+    def told(services: Any, round_id: str) -> None:
         if changes_state:
             services.notify(round_id)
         services.changed(round_id)
+
+    def act(services: Any, player: str, round_id: str, body: BaseModel | dict[str, Any], key: str | None) -> Any:
+        answer = services.rounds.act(player, round_id, name, body, key)
+        told(services, round_id)
         return answer
+
+    if keyed and soon:
+
+        async def soon_endpoint(
+            round_id: str,
+            body: body_model,
+            key: IdempotencyKey,
+            player: CurrentPlayer,
+            services: ServicesDep,
+        ) -> Any:
+            """On the event loop where it can be (a bet slip queued for its batch), in a worker thread otherwise."""
+            future = services.rounds.act_soon(player.id, round_id, name, body, key)
+            if future is None:
+                return await run_in_threadpool(act, services, player.id, round_id, body, key)
+            answer = await asyncio.wrap_future(future)
+            told(services, round_id)
+            return answer
+
+        return soon_endpoint
 
     if keyed:
 

@@ -45,6 +45,7 @@ from services.rounds.adapters import Catalog
 from services.rounds.clock import Clock, SystemClock
 from services.rounds.players import PlayerService
 from services.rounds.service import RoundService
+from services.rounds.slips import SlipWriter
 from services.wallet.outbox import SeamlessWallet
 from services.wallet.protocol import WalletConfig
 from services.wallet.sender import WalletSender
@@ -78,6 +79,7 @@ def create_app(
     """
     sessions = session_factory(database)
     rounds = RoundService(sessions, clock, games=games)
+    rounds.slip_writer = SlipWriter(rounds)  # bet slips that arrive together are written in one transaction
     sender = None
     if wallet is not None:  # the stakes of operator's-wallet tables; its outbox sent in the background
         rounds.wallet = SeamlessWallet(sessions, wallet)
@@ -93,6 +95,8 @@ def create_app(
         try:
             yield
         finally:
+            if rounds.slip_writer is not None:
+                rounds.slip_writer.stop()
             if sender is not None:
                 sender.stop()
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Header, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from services.api.consoles import RECHECK_S, ViewRelay
@@ -50,9 +51,13 @@ class Services:
                 poller.wake(table + "/")
 
 
-def get_services(request: Request) -> Services:
+def services_of(request: Request) -> Services:
     services: Services = request.app.state.services
     return services
+
+
+async def get_services(request: Request) -> Services:  # async, as every dependency on the bet path: no thread hop
+    return services_of(request)
 
 
 bearer = HTTPBearer(auto_error=False, description="the bearer token given when the account was created")
@@ -75,20 +80,24 @@ class StreamArgs:
 Stream = Annotated[StreamArgs, Depends()]
 
 
-def current_identity(
+async def current_identity(
     services: Annotated[Services, Depends(get_services)],
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> Identity:
+    """The caller: from the process's cache of recent logins on the event loop, else looked up in a worker thread."""
     if credentials is None:
         raise AuthError("missing bearer token (Authorization: Bearer <token>)")
-    return services.players.authenticate(credentials.credentials)
+    known = services.players.known(credentials.credentials)
+    if known is not None:
+        return known
+    return await run_in_threadpool(services.players.authenticate, credentials.credentials)
 
 
 def role(*allowed: str, unconfirmed: bool = False) -> object:
     """The caller, with one of the ``allowed`` roles; a token issued by someone else and not yet confirmed by a second
     admin does nothing (``staff``), unless ``unconfirmed`` (replacing one's own token)."""
 
-    def check(identity: Annotated[Identity, Depends(current_identity)]) -> Identity:
+    async def check(identity: Annotated[Identity, Depends(current_identity)]) -> Identity:
         if identity.role not in allowed:
             raise ForbiddenError(f"{identity.id} is {a(identity.role)}; this needs the role {' or '.join(allowed)}")
         if not identity.confirmed and not unconfirmed:

@@ -8,7 +8,7 @@ import logging
 from fastapi import Request
 from sqlalchemy.exc import SQLAlchemyError
 
-from services.api.deps import actor_of, get_services
+from services.api.deps import actor_of, services_of
 from services.rounds.errors import AuthError
 from services.rounds.staff import STAFF, printable
 
@@ -26,7 +26,7 @@ def journal(request: Request, code: str, message: str) -> None:
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return
-    services = get_services(request)
+    services = services_of(request)
     try:
         identity = services.players.authenticate(token.strip())
     except AuthError:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, select, update
+from sqlalchemy import Table, bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
 from services.db.sql import PerDialect, insert_ignoring_conflicts_in
@@ -34,6 +35,7 @@ CLAIM = PerDialect(
 )
 STORED = select(KEYS.c.actor, KEYS.c.request_hash, KEYS.c.response).where(KEYS.c.key == bindparam("key"))
 FINISH = update(KEYS).where(KEYS.c.key == bindparam("b_key")).values(response=bindparam("b_response"))
+RELEASE = delete(KEYS).where(KEYS.c.key.in_(bindparam("keys", expanding=True)))
 
 
 def fingerprint(request: dict[str, Any]) -> str:
@@ -46,7 +48,7 @@ def begin(session: Session, key: str, actor: str, request: dict[str, Any]) -> di
     One ``INSERT … ON CONFLICT DO NOTHING``: on PostgreSQL a concurrent first use of the key waits
     there for the other transaction and, once it commits, finds its row; SQLite serializes writers.
     """
-    _check_length(key)
+    check_key(key)
     digest = fingerprint(request)
     connection = session.connection()
     claim = {"key": key, "actor": actor, "request_hash": digest, "created_at": utcnow()}
@@ -58,14 +60,39 @@ def begin(session: Session, key: str, actor: str, request: dict[str, Any]) -> di
     return found
 
 
+def claim_many(session: Session, claims: Sequence[tuple[str, str, dict[str, Any]]]) -> set[str]:
+    """``begin`` for many requests at once, each ``(key, actor, request)`` with a key of its own: one statement. The
+    keys it claimed; any other was used before, and ``stored`` says for what (or refuses it)."""
+    for key, _, _ in claims:
+        check_key(key)
+    now = utcnow()
+    rows = [{"key": key, "actor": actor, "request_hash": fingerprint(request), "created_at": now}
+            for key, actor, request in claims]  # fmt: skip
+    connection = session.connection()
+    return set(connection.scalars(CLAIM(connection), rows)) if rows else set()
+
+
+def release(session: Session, keys: Sequence[str]) -> None:
+    """Give back keys this transaction claimed for requests it then refused (a retry may use them again)."""
+    if keys:
+        session.connection().execute(RELEASE, {"keys": list(keys)})
+
+
+def finish_many(session: Session, answers: Sequence[tuple[str, dict[str, Any]]]) -> None:
+    """``finish`` for many claimed keys at once, each ``(key, response)``."""
+    if answers:
+        rows = [{"b_key": key, "b_response": json.dumps(response)} for key, response in answers]
+        session.connection().execute(FINISH, rows)
+
+
 def stored(session: Session, key: str, actor: str, request: dict[str, Any]) -> dict[str, Any] | None:
     """What ``begin`` would return for a finished request, without claiming the key: the stored response, or None
     (never used, or still in progress). A key used for another request is refused as ``begin`` refuses it."""
-    _check_length(key)
+    check_key(key)
     return _finished(session, key, actor, fingerprint(request))
 
 
-def _check_length(key: str) -> None:
+def check_key(key: str) -> None:
     if not key or len(key) > MAX_KEY_LENGTH:
         raise IdempotencyConflictError(f"idempotency key must be 1–{MAX_KEY_LENGTH} characters, got {len(key)}")
 

@@ -7,6 +7,8 @@ account creation is never remembered.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlalchemy.orm import Session
 
 from services.ledger.ledger import Ledger, Locked
@@ -28,16 +30,30 @@ class AccountIds:
 
         Serializes one player's own requests; the balances read here are the ones holds are checked against.
         """
+        ids, locked = self.lock_players(session, ledger, [player])
+        return ids[player][0], locked
+
+    def lock_players(
+        self, session: Session, ledger: Ledger, players: Iterable[str]
+    ) -> tuple[dict[str, tuple[int, int]], dict[int, Locked]]:
+        """``lock_player`` for many players at once (a batch of slips): each one's wallet and escrow ids, and every
+        such row as read under one lock taken in id order."""
+        players = sorted(set(players))
         kinds = (AccountKind.WALLET, AccountKind.HOLD)
-        keys = [(ledger.currency, str(kind), player) for kind in kinds]
-        known = [self._ids.get(key) for key in keys]
-        for kind, account_id in zip(kinds, known, strict=True):
-            if account_id is not None:
-                ledger.know(kind, player, account_id)
-        ids = [ledger.account(kind, player) for kind in kinds]
-        if None in known:
-            session.info.setdefault(PENDING, {}).update(zip(keys, ids, strict=True))
-        return ids[0], ledger.lock(ids)
+        unknown: list[Key] = []
+        for kind in kinds:
+            for player in players:
+                key = (ledger.currency, str(kind), player)
+                account_id = self._ids.get(key)
+                if account_id is None:
+                    unknown.append(key)
+                else:
+                    ledger.know(kind, player, account_id)
+        ids = {kind: ledger.accounts(kind, players) for kind in kinds}
+        if unknown:
+            session.info.setdefault(PENDING, {}).update({key: ids[AccountKind(key[1])][key[2]] for key in unknown})
+        pairs = {player: (ids[AccountKind.WALLET][player], ids[AccountKind.HOLD][player]) for player in players}
+        return pairs, ledger.lock([account for pair in pairs.values() for account in pair])
 
     @staticmethod
     def pending(session: Session) -> dict[Key, int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 # (service, player, round_id, body, idempotency key or None) -> the answer
 Run = Callable[["RoundCore", str, str, Any, "str | None"], Any]
+# the same, without blocking (an async endpoint awaits it): a future of the answer, or None where it would block
+Soon = Callable[["RoundCore", str, str, Any, "str | None"], "Future[Any] | None"]
 
 
 class Strict(BaseModel):
@@ -123,6 +126,7 @@ class Action:
     summary: str
     keyed: bool = False  # moves money: needs an Idempotency-Key, and answers 201
     changes_state: bool = True  # the public state changed: tell the streams
+    soon: Soon | None = None  # where the action can be answered without a thread of its own (a bet slip's batch)
 
 
 class Adapter:

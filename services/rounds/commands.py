@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -10,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from services.cards import Card
+from services.rounds.adapters import Action
 from services.rounds.core import RoundCore
 from services.rounds.errors import NotFoundError, RoundError
 from services.rounds.models import GameTable, Round
@@ -44,12 +46,26 @@ class Commands(RoundCore):
             if len(self._round_games) >= SETTINGS_CACHE:
                 self._round_games.clear()
             self._round_games[round_id] = game
+        action, body = self._action(game, round_id, name, body)
+        return action.run(self, player, round_id, body, key)
+
+    def act_soon(self, player: str, round_id: str, name: str, body: Any, key: str | None) -> Future[Any] | None:
+        """``act`` from an event loop: the future of its answer where the action can be answered without blocking
+        and the round's game is known here; else None (``act`` it in a thread)."""
+        game = self._round_games.get(round_id)
+        if game is None:
+            return None
+        action, body = self._action(game, round_id, name, body)
+        return None if action.soon is None else action.soon(self, player, round_id, body, key)
+
+    def _action(self, game: str, round_id: str, name: str, body: Any) -> tuple[Action, Any]:
+        """The game's action ``name`` and the body read as its own."""
         action = next((a for a in self.games.adapter(game).actions if a.name == name), None)
         if action is None:
             raise NotFoundError(f"round {round_id} is a {game} round: it has no action {name!r}")
         if not isinstance(body, action.body):  # a JSON object for an action games share: read as this game's body
             body = _as_body(action.body, body, f"round {round_id} plays {game}")
-        return action.run(self, player, round_id, body, key)
+        return action, body
 
     def profile(self, player: str) -> dict[str, Any]:
         """A player's settings in every game (``/v1/me``)."""

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from sqlalchemy import Select, Table, bindparam, insert, select, update
 from sqlalchemy import inspect as inspected
@@ -51,6 +51,9 @@ from services.rounds.records import (
 from services.wallet.outbox import SeamlessWallet
 from services.wallet.seamless import OPERATOR, pay_out, take_back
 
+if TYPE_CHECKING:
+    from services.rounds.slips import SlipWriter
+
 T = TypeVar("T")
 LOG_INSERT = insert(cast(Table, RoundLogEntry.__table__))
 LOCKED_ROUND = select(Round).where(Round.id == bindparam("round_id")).with_for_update()
@@ -77,6 +80,8 @@ class RoundCore:
         self._locked: Select[Any] = LOCKED_ROUND  # the statement that locks a round (with the fence, once set)
         # the operator's wallet, for the stakes of ``wallet: operator`` tables (the API process's; payouts need none)
         self.wallet: SeamlessWallet | None = None
+        # the API's writer of bet slips in batches (``services.rounds.slips``); None: each slip its own transaction
+        self.slip_writer: SlipWriter | None = None
         # where an online room's committed shuffle comes from (the operating system's randomness; a simulation's seed)
         self.shuffle: Callable[[], Shuffle] = Shuffle.new
 
@@ -92,6 +97,10 @@ class RoundCore:
             info = TableInfo(row.game, row.currency, row.wallet)
             self._tables[table_id] = info
         return info
+
+    def known_table(self, table_id: str) -> TableInfo | None:
+        """``table`` if this process has looked it up before (no database)."""
+        return self._tables.get(table_id)
 
     def table_info(self, table_id: str) -> TableInfo:
         """``table`` outside a transaction: from the cache, a session opened only on the first look-up."""

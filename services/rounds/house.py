@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, cast
@@ -32,7 +33,9 @@ from services.rounds.clock import aware
 from services.rounds.core import RoundCore
 from services.rounds.errors import BettingClosedError, NotFoundError, RoundError
 from services.rounds.models import Round, Wager
+from services.rounds.records import table_of_round
 from services.rounds.stakes import Debit, staked
+from services.wallet.seamless import OPERATOR
 
 ROUNDS = cast(Table, Round.__table__)
 WAGERS = cast(Table, Wager.__table__)
@@ -127,11 +130,23 @@ class HouseAdapter(Adapter):
     def bets_action(self, body: type[BaseModel], summary: str) -> Action:
         """The ``bets`` route: a slip whose ``bets`` each name a spot (``side``, ``seat``) and a ``stake``."""
 
-        def run(service: RoundCore, player: str, round_id: str, slip: Any, key: str | None) -> SlipOut:
-            bets = [SpotBet(bet.side, getattr(bet, "seat", ""), bet.stake) for bet in slip.bets]
-            return SlipOut(**self.place_bets(service, player, round_id, bets, key or ""))
+        def spots(slip: Any) -> list[SpotBet]:
+            return [SpotBet(str(bet.side), str(getattr(bet, "seat", "")), bet.stake) for bet in slip.bets]
 
-        return Action("bets", body, SlipOut, run, summary, keyed=True, changes_state=False)
+        def run(service: RoundCore, player: str, round_id: str, slip: Any, key: str | None) -> SlipOut:
+            writer = service.slip_writer  # the API's: slips that arrive together are written together
+            if writer is not None and service.table_info(table_of_round(round_id)).wallet != OPERATOR:
+                return SlipOut(**writer.submit(self, player, round_id, spots(slip), key or "").result())
+            return SlipOut(**self.place_bets(service, player, round_id, spots(slip), key or ""))
+
+        def soon(service: RoundCore, player: str, round_id: str, slip: Any, key: str | None) -> Future[Any] | None:
+            """The slip handed to the writer from the event loop, if nothing on the way needs the database."""
+            writer, table = service.slip_writer, service.known_table(table_of_round(round_id))
+            if writer is None or table is None or table.wallet == OPERATOR:
+                return None
+            return writer.submit(self, player, round_id, spots(slip), key or "", lambda answer: SlipOut(**answer))
+
+        return Action("bets", body, SlipOut, run, summary, keyed=True, changes_state=False, soon=soon)
 
     # ---- the shared path --------------------------------------------------------------
 

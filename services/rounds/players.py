@@ -233,6 +233,12 @@ class PlayerService:
                 else f"{identity.id} is {a(identity.role)}: a table is run by its dealers and the operators"
             )
 
+    def known(self, token: str) -> Identity | None:
+        """Who holds the token, if this process authenticated it in the last ``AUTH_TTL_S`` (no database: an async
+        caller asks here first)."""
+        known = self._known.get(token_hash(token))
+        return known[1] if known is not None and known[0] > time.monotonic() else None
+
     def authenticate(self, token: str) -> Identity:
         """Who holds the token. Every request asks, so a success is reused for ``AUTH_TTL_S`` seconds.
 
@@ -240,11 +246,11 @@ class PlayerService:
         as before, for up to ``AUTH_TTL_S`` (5 s) in each process that saw it. Unknown tokens are
         never cached: they are looked up every time.
         """
+        known = self.known(token)
+        if known is not None:
+            return known
         digest = token_hash(token)
         now = time.monotonic()
-        known = self._known.get(digest)
-        if known is not None and known[0] > now:
-            return known[1]
         with self.sessions() as session:
             row = session.connection().execute(BY_TOKEN, {"token_hash": digest}).first()
         if row is None:

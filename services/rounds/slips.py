@@ -1,0 +1,315 @@
+"""Bet slips written together (group commit): the slips that arrive while one batch is written are the next batch.
+
+One writer thread per API process takes every slip waiting in its queue and places them in one transaction: their
+idempotency keys claimed by one statement, each round read under the shared lock once, every player's wallet and
+escrow locked in id order by one statement, their own wagers read by one; then each slip is judged in Python, in the
+order the slips arrived, against what the slips before it left (the game's rules, the wallet's balance); and what the
+accepted ones hold, move and wager is written by one statement each. A lone slip waits for no one: the writer starts a
+batch the moment it is idle, so batches grow only when slips come faster than one transaction.
+
+A slip refused (betting closed, insufficient funds, a key used for another request, a rule of the game) is refused
+alone, with the error the one-slip path (``HouseAdapter.place_bets``) raises; its key is given back and its neighbours
+go on. A batch that fails as a whole (the database, a key in use elsewhere) is placed again slip by slip through the
+one-slip path, so no slip pays for another's trouble. Only slips of internal-wallet tables come here: an operator's
+wallet debits each stake at the operator before it is placed (``services.rounds.stakes``).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from sqlalchemy import bindparam, insert, select
+from sqlalchemy.orm import Session
+
+from services.games.base import GameError
+from services.ledger import idempotency
+from services.ledger.errors import InsufficientFundsError, InvalidAmountError, LedgerError
+from services.ledger.ledger import HOLDS, Ledger, Locked, Movement
+from services.ledger.models import utcnow
+from services.rounds.core import RoundCore
+from services.rounds.errors import RoundError
+from services.rounds.house import NEW_WAGERS, RAISE_WAGERS, WAGERS, HouseAdapter, Slip, SpotBet
+
+log = logging.getLogger("studio.bets")
+MAX_BATCH = 500  # slips in one transaction at most (a burst beyond it is the next batch)
+REFUSALS = (RoundError, GameError, LedgerError)  # a slip's own refusal: the one-slip path raises the same
+INSERT_HOLDS = insert(HOLDS).returning(HOLDS.c.id, sort_by_parameter_order=True)  # one hold id per row, in order
+
+
+class OwnWager(NamedTuple):
+    """A player's wager as the slip's plan reads it (``OWN_WAGERS``' columns)."""
+
+    id: str
+    side: str
+    seat: str
+    stake: int
+    net: int | None = None
+
+
+@dataclass(eq=False)
+class Pending:
+    """A slip waiting for its batch, and the answer its request thread waits for."""
+
+    adapter: HouseAdapter
+    player: str
+    round_id: str
+    bets: list[SpotBet]
+    key: str
+    answer: Future[Any] = field(default_factory=Future)
+    then: Callable[[dict[str, Any]], Any] | None = None  # what the answer becomes (the API's model of it)
+
+    @property
+    def request(self) -> dict[str, Any]:  # what the key is claimed for (as the one-slip path fingerprints it)
+        return {"op": "bets", "round": self.round_id, "bets": [[b.side, b.seat, b.stake] for b in self.bets]}
+
+
+class SlipWriter:
+    """The process's bet slips, written a batch per transaction by one thread (started on the first slip)."""
+
+    def __init__(self, service: RoundCore, max_batch: int = MAX_BATCH) -> None:
+        self.service = service
+        self.max_batch = max_batch
+        self._queue: queue.SimpleQueue[Pending | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start = threading.Lock()
+        self.batches = 0  # how many batches were written, and how many slips they held (for tests and benchmarks)
+        self.slips = 0
+
+    def submit(
+        self, adapter: HouseAdapter, player: str, round_id: str, bets: Sequence[SpotBet], key: str,
+        then: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> Future[Any]:  # fmt: skip
+        """Queue the slip for the next batch: the future of its answer (``then(answer)`` if given) or its refusal."""
+        slip = Pending(adapter, player, round_id, list(bets), key, then=then)
+        if self._thread is None:
+            with self._start:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="slip-writer", daemon=True)
+                    self._thread.start()
+        self._queue.put(slip)
+        return slip.answer
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch, keys = [first], {first.key}
+            while len(batch) < self.max_batch:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    self._queue.put(None)  # stop after this batch
+                    break
+                if more.key in keys:  # the same key twice (a retry racing itself): the next batch, after this one
+                    self._queue.put(more)
+                    break
+                batch.append(more)
+                keys.add(more.key)
+            self.write(batch)
+
+    def write(self, batch: list[Pending]) -> None:
+        """Place the batch in one transaction and answer each slip; any trouble of the whole, slip by slip."""
+        self.batches += 1
+        self.slips += len(batch)
+        try:
+            outcomes = self.service.run(lambda session: _together(self.service, session, batch))
+        except Exception:  # anything: each slip is placed alone, where its own error is its answer
+            log.warning("a batch of %d bet slips failed as a whole; placing them one by one", len(batch), exc_info=True)
+            outcomes = [None] * len(batch)
+        for slip, outcome in zip(batch, outcomes, strict=True):
+            if outcome is None:
+                outcome = _alone(self.service, slip)
+            if isinstance(outcome, BaseException):
+                slip.answer.set_exception(outcome)
+            else:
+                slip.answer.set_result(outcome if slip.then is None else slip.then(outcome))
+
+
+def _alone(service: RoundCore, slip: Pending) -> dict[str, Any] | BaseException:
+    try:
+        return slip.adapter.place_bets(service, slip.player, slip.round_id, slip.bets, slip.key)
+    except Exception as error:  # handed to the request that waits for it
+        return error
+
+
+Outcome = dict[str, Any] | BaseException | None  # the answer, the refusal, or None: place it alone
+
+
+@dataclass
+class Accepted:
+    """A slip the batch places: its plan, and the accounts its holds move between."""
+
+    slip: Pending
+    plan: Slip
+    currency: str
+    wallet: int
+    escrow: int
+
+
+def _together(service: RoundCore, session: Session, batch: list[Pending]) -> list[Outcome]:
+    """The batch's transaction: every slip's outcome in batch order (``None``: place it alone after the commit)."""
+    outcomes: list[Outcome] = [None] * len(batch)
+    claimed = _claimed(session, batch, outcomes)
+    now = service.clock.now()
+    rounds = _betting_rounds(service, session, batch, claimed, outcomes)
+    live = [i for i in claimed if outcomes[i] is None]
+    currencies = {round_id: service.table(session, row.table_id).currency for round_id, row in rounds.items()}
+    ledgers: dict[str, Ledger] = {}
+    for currency in sorted({currencies[batch[i].round_id] for i in live}):
+        ledgers[currency] = Ledger(session, currency)
+    accounts: dict[str, dict[str, tuple[int, int]]] = {}  # currency -> player -> (wallet, escrow)
+    locked: dict[str, dict[int, Locked]] = {}
+    for currency, ledger in ledgers.items():
+        players = [batch[i].player for i in live if currencies[batch[i].round_id] == currency]
+        accounts[currency], locked[currency] = service.accounts.lock_players(session, ledger, players)
+    owns = _own_wagers(session, batch, live)
+    balances = {account: row.balance for rows in locked.values() for account, row in rows.items()}
+    accepted: list[Accepted] = []
+    for i in live:
+        slip = batch[i]
+        currency = currencies[slip.round_id]
+        wallet, escrow = accounts[currency][slip.player]
+        try:
+            plan = _judged(service, slip, rounds[slip.round_id], owns[(slip.round_id, slip.player)], now,
+                           balances[wallet], currency)  # fmt: skip
+        except REFUSALS as refusal:
+            outcomes[i] = refusal
+            continue
+        balances[wallet] -= plan.holding()
+        owns[(slip.round_id, slip.player)] = [OwnWager(w, *spot) for w, spot in plan.wagers.items()]
+        outcomes[i] = {"round_id": slip.round_id, "wagers": plan.answer(), "balance": balances[wallet]}
+        accepted.append(Accepted(slip, plan, currency, wallet, escrow))
+    idempotency.release(session, [batch[i].key for i in claimed if isinstance(outcomes[i], BaseException)])
+    if accepted:
+        _write(session, accepted, ledgers, locked, now)
+        answers = [(batch[i].key, answer) for i in live if isinstance(answer := outcomes[i], dict)]
+        idempotency.finish_many(session, answers)
+    return outcomes
+
+
+def _claimed(session: Session, batch: list[Pending], outcomes: list[Outcome]) -> list[int]:
+    """Claim the slips' keys (a key used before answers as it did then, or is refused): the slips that hold one."""
+    fresh: list[int] = []
+    for i, slip in enumerate(batch):
+        try:
+            idempotency.check_key(slip.key)
+        except LedgerError as refusal:
+            outcomes[i] = refusal
+            continue
+        fresh.append(i)
+    claimed = idempotency.claim_many(session, [(batch[i].key, batch[i].player, batch[i].request) for i in fresh])
+    mine: list[int] = []
+    for i in fresh:
+        slip = batch[i]
+        if slip.key in claimed:
+            mine.append(i)
+            continue
+        try:
+            outcomes[i] = idempotency.stored(session, slip.key, slip.player, slip.request)  # None: in use elsewhere
+        except LedgerError as refusal:
+            outcomes[i] = refusal
+    return mine
+
+
+def _betting_rounds(
+    service: RoundCore, session: Session, batch: list[Pending], claimed: list[int], outcomes: list[Outcome]
+) -> dict[str, Any]:
+    """Each round of the slips under the shared lock (in id order), if betting is open; else its slips refused."""
+    for i in claimed:
+        if not batch[i].bets:
+            outcomes[i] = RoundError("a bet slip needs at least one bet")
+    rounds: dict[str, Any] = {}
+    connection = session.connection()
+    for round_id in sorted({batch[i].round_id for i in claimed if outcomes[i] is None}):
+        slips = [i for i in claimed if batch[i].round_id == round_id and outcomes[i] is None]
+        try:
+            rounds[round_id] = batch[slips[0]].adapter._betting_round(service, connection, round_id)[0]
+        except RoundError as refusal:
+            for i in slips:
+                outcomes[i] = refusal
+    return rounds
+
+
+OWN_BY_ROUND = (
+    select(WAGERS.c.id, WAGERS.c.side, WAGERS.c.seat, WAGERS.c.stake, WAGERS.c.net, WAGERS.c.player)
+    .where(WAGERS.c.round_id == bindparam("round_id"), WAGERS.c.player.in_(bindparam("players", expanding=True)))
+    .order_by(WAGERS.c.seq)
+)
+
+
+def _own_wagers(session: Session, batch: list[Pending], live: list[int]) -> dict[tuple[str, str], list[Any]]:
+    """Every live slip's player's wagers in its round, by one statement per round."""
+    owns: dict[tuple[str, str], list[Any]] = {(batch[i].round_id, batch[i].player): [] for i in live}
+    connection = session.connection()
+    for round_id in sorted({batch[i].round_id for i in live}):
+        players = sorted({batch[i].player for i in live if batch[i].round_id == round_id})
+        for row in connection.execute(OWN_BY_ROUND, {"round_id": round_id, "players": players}):
+            owns[(round_id, row.player)].append(OwnWager(row.id, row.side, row.seat, row.stake, row.net))
+    return owns
+
+
+def _judged(
+    service: RoundCore, slip: Pending, round_: Any, own: list[Any], now: datetime, balance: int, currency: str
+) -> Slip:
+    """The slip planned against the player's wagers so far (the game's rules) and the wallet's balance so far."""
+    adapter = slip.adapter
+    settings = service.round_settings(slip.round_id, round_.settings, adapter.game)
+    plan = adapter._plan(settings, slip.player, slip.round_id, own, slip.bets, now)
+    for _, amount in plan.holds:
+        if type(amount) is not int or amount <= 0:
+            raise InvalidAmountError(f"hold amount must be a positive whole number, got {amount!r}")
+    needed = plan.holding()
+    if balance < needed:  # as ``Ledger.post_many`` words it on the one-slip path
+        raise InsufficientFundsError(f"insufficient funds: {slip.player} wallet holds {balance} {currency}, "
+                                     f"{needed} needed")  # fmt: skip
+    return plan
+
+
+def _write(
+    session: Session, accepted: list[Accepted], ledgers: dict[str, Ledger], locked: dict[str, dict[int, Locked]],
+    now: datetime,
+) -> None:  # fmt: skip
+    """The accepted slips' holds (one per wager a slip bets on), their transfers into escrow, and their wagers."""
+    stamp = utcnow()
+    rows: list[dict[str, Any]] = []
+    owners: list[Accepted] = []
+    for each in accepted:
+        amounts: dict[str, int] = {}
+        for wager_id, amount in each.plan.holds:
+            amounts[wager_id] = amounts.get(wager_id, 0) + amount
+        for wager_id, amount in amounts.items():
+            rows.append({"player": each.slip.player, "currency": each.currency, "amount": amount,
+                         "round_id": each.slip.round_id, "wager_id": wager_id, "created_at": stamp})  # fmt: skip
+            owners.append(each)
+    connection = session.connection()
+    hold_ids = list(connection.scalars(INSERT_HOLDS, rows))
+    movements: dict[str, list[Movement]] = defaultdict(list)
+    for row, each, hold_id in zip(rows, owners, hold_ids, strict=True):
+        movements[each.currency].append(
+            Movement(each.wallet, each.escrow, row["amount"], "hold", row["round_id"], row["wager_id"], hold_id)
+        )
+    for currency, moves in movements.items():
+        ledgers[currency].post_many(moves, locked[currency])
+    new = [row for each in accepted for row in each.plan.new.values()]
+    raises = [{"wager_id": w, "add": add, "now": now} for each in accepted for w, add in each.plan.raises.items()]
+    if new:
+        connection.execute(NEW_WAGERS, new)
+    if raises:
+        connection.execute(RAISE_WAGERS, raises)
