@@ -15,7 +15,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, delete, select, update
+from sqlalchemy import Table, bindparam, delete, select, text, update
 from sqlalchemy.orm import Session
 
 from services.db.sql import PerDialect, insert_ignoring_conflicts_in
@@ -35,6 +35,17 @@ CLAIM = PerDialect(
 )
 STORED = select(KEYS.c.actor, KEYS.c.request_hash, KEYS.c.response).where(KEYS.c.key == bindparam("key"))
 FINISH = update(KEYS).where(KEYS.c.key == bindparam("b_key")).values(response=bindparam("b_response"))
+CLAIM_MANY = text(
+    "INSERT INTO idempotency_keys (key, actor, request_hash, response, created_at) "
+    "SELECT c.key, c.actor, c.hash, '', :now "
+    "FROM unnest(CAST(:keys AS text[]), CAST(:actors AS text[]), CAST(:hashes AS text[])) AS c(key, actor, hash) "
+    "ON CONFLICT DO NOTHING RETURNING key"
+)
+FINISH_MANY = text(
+    "UPDATE idempotency_keys SET response = f.response "
+    "FROM unnest(CAST(:keys AS text[]), CAST(:responses AS text[])) AS f(key, response) "
+    "WHERE idempotency_keys.key = f.key"
+)
 RELEASE = delete(KEYS).where(KEYS.c.key.in_(bindparam("keys", expanding=True)))
 
 
@@ -65,11 +76,17 @@ def claim_many(session: Session, claims: Sequence[tuple[str, str, dict[str, Any]
     keys it claimed; any other was used before, and ``stored`` says for what (or refuses it)."""
     for key, _, _ in claims:
         check_key(key)
+    if not claims:
+        return set()
     now = utcnow()
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":  # one statement fed three arrays
+        keys, actors, hashes = [key for key, _, _ in claims], [actor for _, actor, _ in claims], [
+            fingerprint(request) for _, _, request in claims]  # fmt: skip
+        return set(connection.scalars(CLAIM_MANY, {"keys": keys, "actors": actors, "hashes": hashes, "now": now}))
     rows = [{"key": key, "actor": actor, "request_hash": fingerprint(request), "created_at": now}
             for key, actor, request in claims]  # fmt: skip
-    connection = session.connection()
-    return set(connection.scalars(CLAIM(connection), rows)) if rows else set()
+    return set(connection.scalars(CLAIM(connection), rows))
 
 
 def release(session: Session, keys: Sequence[str]) -> None:
@@ -80,9 +97,14 @@ def release(session: Session, keys: Sequence[str]) -> None:
 
 def finish_many(session: Session, answers: Sequence[tuple[str, dict[str, Any]]]) -> None:
     """``finish`` for many claimed keys at once, each ``(key, response)``."""
-    if answers:
-        rows = [{"b_key": key, "b_response": json.dumps(response)} for key, response in answers]
-        session.connection().execute(FINISH, rows)
+    if not answers:
+        return
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":  # one statement fed two arrays, not one per key
+        keys, responses = [key for key, _ in answers], [json.dumps(response) for _, response in answers]
+        connection.execute(FINISH_MANY, {"keys": keys, "responses": responses})
+        return
+    connection.execute(FINISH, [{"b_key": key, "b_response": json.dumps(response)} for key, response in answers])
 
 
 def stored(session: Session, key: str, actor: str, request: dict[str, Any]) -> dict[str, Any] | None:

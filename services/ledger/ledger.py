@@ -37,6 +37,9 @@ LOCK = (
     .order_by(ACCOUNTS.c.id)
     .with_for_update()
 )
+LOCK_ANY = text(  # PostgreSQL: one statement text whatever the number of ids (an array, not a list of parameters)
+    "SELECT id, kind, owner, balance FROM accounts WHERE id = ANY(CAST(:ids AS bigint[])) ORDER BY id FOR UPDATE"
+)
 APPLY_POSTGRES = text(
     "UPDATE accounts SET balance = accounts.balance + d.delta "
     "FROM unnest(CAST(:ids AS bigint[]), CAST(:deltas AS bigint[])) AS d(id, delta) "
@@ -235,9 +238,11 @@ class Ledger:
     def lock(self, account_ids: Iterable[int]) -> dict[int, Locked]:
         """Lock the accounts for update, in id order (so concurrent lockers cannot deadlock); read them."""
         connection = self.session.connection()
+        ids = sorted(set(account_ids))
+        parts = [{"ids": ids}] if self.postgres else [{"ids": list(chunk)} for chunk in chunks(ids)]
         rows: dict[int, Locked] = {}
-        for chunk in chunks(sorted(set(account_ids))):
-            for account_id, kind, owner, balance in connection.execute(LOCK, {"ids": list(chunk)}):
+        for part in parts:
+            for account_id, kind, owner, balance in connection.execute(LOCK_ANY if self.postgres else LOCK, part):
                 rows[account_id] = Locked(kind, owner, balance)
         return rows
 

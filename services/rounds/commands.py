@@ -58,6 +58,12 @@ class Commands(RoundCore):
         action, body = self._action(game, round_id, name, body)
         return None if action.soon is None else action.soon(self, player, round_id, body, key)
 
+    def known_action(self, round_id: str, name: str) -> Action | None:
+        """The round's game's action ``name``, if this process knows the round's game (no database)."""
+        game = self._round_games.get(round_id)
+        adapter = None if game is None else self.games.adapter(game)
+        return None if adapter is None else next((a for a in adapter.actions if a.name == name), None)
+
     def _action(self, game: str, round_id: str, name: str, body: Any) -> tuple[Action, Any]:
         """The game's action ``name`` and the body read as its own."""
         action = next((a for a in self.games.adapter(game).actions if a.name == name), None)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import bindparam, insert, select
+from sqlalchemy import Connection, bindparam, insert, select, text
 from sqlalchemy.orm import Session
 
 from services.games.base import GameError
@@ -42,6 +42,23 @@ log = logging.getLogger("studio.bets")
 MAX_BATCH = 500  # slips in one transaction at most (a burst beyond it is the next batch)
 REFUSALS = (RoundError, GameError, LedgerError)  # a slip's own refusal: the one-slip path raises the same
 INSERT_HOLDS = insert(HOLDS).returning(HOLDS.c.id, sort_by_parameter_order=True)  # one hold id per row, in order
+# On PostgreSQL the same fed as arrays (no statement text built per batch size, no value converted one by one)
+HOLD_MANY = text(
+    "INSERT INTO holds (player, currency, amount, round_id, wager_id, created_at) "
+    "SELECT h.player, h.currency, h.amount, h.round_id, h.wager_id, :now FROM unnest(CAST(:player AS text[]), "
+    "CAST(:currency AS text[]), CAST(:amount AS bigint[]), CAST(:round_id AS text[]), CAST(:wager_id AS text[])) "
+    "WITH ORDINALITY AS h(player, currency, amount, round_id, wager_id, n) ORDER BY h.n RETURNING id"
+)
+WAGERS_MANY = text(  # the new wagers in the order given (``seq``: the order of first placement)
+    "INSERT INTO wagers (id, round_id, player, side, seat, stake, net, created_at, updated_at) "
+    "SELECT w.id, w.round_id, w.player, w.side, w.seat, w.stake, NULL, :now, :now FROM unnest(CAST(:id AS text[]), "
+    "CAST(:round_id AS text[]), CAST(:player AS text[]), CAST(:side AS text[]), CAST(:seat AS text[]), "
+    "CAST(:stake AS bigint[])) WITH ORDINALITY AS w(id, round_id, player, side, seat, stake, n) ORDER BY w.n"
+)
+RAISE_MANY = text(
+    "UPDATE wagers SET stake = wagers.stake + r.add, updated_at = :now "
+    "FROM unnest(CAST(:ids AS text[]), CAST(:adds AS bigint[])) AS r(id, add) WHERE wagers.id = r.id"
+)
 
 
 class OwnWager(NamedTuple):
@@ -252,6 +269,10 @@ OWN_BY_ROUND = (
     .where(WAGERS.c.round_id == bindparam("round_id"), WAGERS.c.player.in_(bindparam("players", expanding=True)))
     .order_by(WAGERS.c.seq)
 )
+OWN_BY_ROUND_ANY = text(  # PostgreSQL: the players as one array
+    "SELECT id, side, seat, stake, net, player FROM wagers WHERE round_id = :round_id "
+    "AND player = ANY(CAST(:players AS text[])) ORDER BY seq"
+)
 
 
 def _own_wagers(session: Session, batch: list[Pending], live: list[int]) -> dict[tuple[str, str], list[Any]]:
@@ -260,7 +281,8 @@ def _own_wagers(session: Session, batch: list[Pending], live: list[int]) -> dict
     connection = session.connection()
     for round_id in sorted({batch[i].round_id for i in live}):
         players = sorted({batch[i].player for i in live if batch[i].round_id == round_id})
-        for row in connection.execute(OWN_BY_ROUND, {"round_id": round_id, "players": players}):
+        statement = OWN_BY_ROUND_ANY if connection.dialect.name == "postgresql" else OWN_BY_ROUND
+        for row in connection.execute(statement, {"round_id": round_id, "players": players}):
             owns[(round_id, row.player)].append(OwnWager(row.id, row.side, row.seat, row.stake, row.net))
     return owns
 
@@ -299,7 +321,7 @@ def _write(
                          "round_id": each.slip.round_id, "wager_id": wager_id, "created_at": stamp})  # fmt: skip
             owners.append(each)
     connection = session.connection()
-    hold_ids = list(connection.scalars(INSERT_HOLDS, rows))
+    hold_ids = _inserted_holds(connection, rows)
     movements: dict[str, list[Movement]] = defaultdict(list)
     for row, each, hold_id in zip(rows, owners, hold_ids, strict=True):
         movements[each.currency].append(
@@ -308,8 +330,27 @@ def _write(
     for currency, moves in movements.items():
         ledgers[currency].post_many(moves, locked[currency])
     new = [row for each in accepted for row in each.plan.new.values()]
-    raises = [{"wager_id": w, "add": add, "now": now} for each in accepted for w, add in each.plan.raises.items()]
-    if new:
+    if new and connection.dialect.name == "postgresql":
+        columns = {name: [row[name] for row in new] for name in ("id", "round_id", "player", "side", "seat", "stake")}
+        connection.execute(WAGERS_MANY, {**columns, "now": now})
+    elif new:
         connection.execute(NEW_WAGERS, new)
-    if raises:
-        connection.execute(RAISE_WAGERS, raises)
+    added: dict[str, int] = defaultdict(int)  # a wager two slips of the batch raise is raised once, by both
+    for each in accepted:
+        for wager_id, add in each.plan.raises.items():
+            added[wager_id] += add
+    if not added:
+        return
+    if connection.dialect.name == "postgresql":
+        connection.execute(RAISE_MANY, {"ids": list(added), "adds": list(added.values()), "now": now})
+    else:
+        connection.execute(RAISE_WAGERS, [{"wager_id": w, "add": add, "now": now} for w, add in added.items()])
+
+
+def _inserted_holds(connection: Connection, rows: list[dict[str, Any]]) -> list[int]:
+    """Insert the holds; their ids, in the order of ``rows``."""
+    if connection.dialect.name != "postgresql":
+        return list(connection.scalars(INSERT_HOLDS, rows))
+    columns = {name: [row[name] for row in rows] for name in ("player", "currency", "amount", "round_id", "wager_id")}
+    ids = connection.scalars(HOLD_MANY, {**columns, "now": rows[0]["created_at"]}).all()
+    return sorted(ids)  # a serial's values rise in the order the rows went in (the statement orders them)
