@@ -39,6 +39,7 @@ class SlipLane:
 
     def __init__(self, app: FastAPI) -> None:
         self.app = app
+        self.answered = 0  # requests the lane answered itself (the rest went on to the app)
 
     async def take(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
         """None if the lane answered the request; else the ``receive`` the app goes on with (what the lane read of
@@ -67,6 +68,7 @@ class SlipLane:
         HTTP_SECONDS.labels("POST", TEMPLATE).observe(time.perf_counter() - started)
         HTTP_REQUESTS.labels("POST", TEMPLATE, str(response.status_code)).inc()
         await response(scope, receive, send)
+        self.answered += 1
         return None
 
     async def _caller(self, headers: dict[bytes, bytes]) -> Identity | None:
