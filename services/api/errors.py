@@ -30,6 +30,7 @@ from services.rounds.errors import (
 )
 from services.rounds.manual import ManualCardRefusedError
 from services.rounds.proposals import FourEyesRequiredError, ProposalRefusedError
+from services.rounds.slips import SlipsStoppedError
 from services.rounds.stakes import StakeChangedError, WalletNotConfiguredError
 from services.wallet.errors import WalletError
 from services.wallet.outbox import OutcomeUnknownError
@@ -65,6 +66,7 @@ STATUS: Mapping[type[Exception], int] = {
     CheckError: CONFLICT,
     StakeChangedError: CONFLICT,
     WalletNotConfiguredError: 503,
+    SlipsStoppedError: 503,
     GameError: REFUSED,
     NotExpectedError: CONFLICT,
     NotAllowedError: 403,

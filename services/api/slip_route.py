@@ -15,23 +15,27 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 import re
 import time
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
+from starlette.responses import PlainTextResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from services.api.limits import MAX_BODY_BYTES
 from services.observability.metrics import HTTP_REQUESTS, HTTP_SECONDS
 from services.rounds.players import Identity
 
+log = logging.getLogger("studio.api")
 PATH = re.compile(r"/v1/rounds/([^/]+)/bets")
 TEMPLATE = "/v1/rounds/{round_id}/bets"  # the metrics' route label, as FastAPI's route names it
 MAX_KEY = 128
-JSON_TYPES = (b"application/json", b"")
+JSON_TYPES = (b"application/json",)  # (none at all: the framework does not read the body as JSON)
+WATCHED = (b"authorization", b"idempotency-key", b"content-type", b"content-length")
 
 
 class SlipLane:
@@ -50,7 +54,11 @@ class SlipLane:
         if found is None:
             return receive
         started = time.perf_counter()
-        headers = dict(scope["headers"])  # the last of a repeated header (the two that matter come once)
+        headers: dict[bytes, bytes] = {}
+        for name, value in scope["headers"]:
+            if name in headers and name in WATCHED:  # sent twice: the route says which counts (or refuses it)
+                return receive
+            headers[name] = value
         read, raw = await _body(receive, headers)
         identity = None if raw is None else await self._caller(headers)
         plain = None if identity is None or raw is None else self._plain(headers, identity, found.group(1), raw)
@@ -100,18 +108,20 @@ class SlipLane:
             return None
         try:
             body = action.body.model_validate(json.loads(raw))
-        except (ValueError, ValidationError):  # the FastAPI route says what is wrong with it
+        except Exception:  # not JSON, too deep, not the game's slip: the FastAPI route says what is wrong with it
             return None
         future = action.soon(rounds, identity.id, round_id, body, key)
         return None if future is None else (future, round_id)
 
     async def _handled(self, scope: Scope, receive: Receive, error: Exception) -> Any:
+        """The app's answer to the error: its handler's, or (none) the 500 the app's last resort gives, logged."""
         for kind in type(error).__mro__:
             handler = self.app.exception_handlers.get(kind)
             if handler is not None:
                 response = handler(Request(scope, receive), error)
                 return await response if inspect.isawaitable(response) else response
-        raise error
+        log.error("a bet slip failed: %s", error, exc_info=error)
+        return PlainTextResponse("Internal Server Error", status_code=500)
 
 
 async def _body(receive: Receive, headers: dict[bytes, bytes]) -> tuple[list[Message], bytes | None]:

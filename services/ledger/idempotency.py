@@ -80,9 +80,10 @@ def claim_many(session: Session, claims: Sequence[tuple[str, str, dict[str, Any]
         return set()
     now = utcnow()
     connection = session.connection()
-    if connection.dialect.name == "postgresql":  # one statement fed three arrays
-        keys, actors, hashes = [key for key, _, _ in claims], [actor for _, actor, _ in claims], [
-            fingerprint(request) for _, _, request in claims]  # fmt: skip
+    if connection.dialect.name == "postgresql":  # one statement fed three arrays, in key order (as any other)
+        ordered = sorted(claims, key=lambda claim: claim[0])
+        keys, actors, hashes = [key for key, _, _ in ordered], [actor for _, actor, _ in ordered], [
+            fingerprint(request) for _, _, request in ordered]  # fmt: skip
         return set(connection.scalars(CLAIM_MANY, {"keys": keys, "actors": actors, "hashes": hashes, "now": now}))
     rows = [{"key": key, "actor": actor, "request_hash": fingerprint(request), "created_at": now}
             for key, actor, request in claims]  # fmt: skip

@@ -16,6 +16,7 @@ wallet debits each stake at the operator before it is placed (``services.rounds.
 
 from __future__ import annotations
 
+import copy
 import logging
 import queue
 import threading
@@ -29,6 +30,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import Connection, bindparam, insert, select, text
 from sqlalchemy.orm import Session
 
+from services.db.unit_of_work import UNAVAILABLE
 from services.games.base import GameError
 from services.ledger import idempotency
 from services.ledger.errors import InsufficientFundsError, InvalidAmountError, LedgerError
@@ -40,6 +42,7 @@ from services.rounds.house import NEW_WAGERS, RAISE_WAGERS, WAGERS, HouseAdapter
 
 log = logging.getLogger("studio.bets")
 MAX_BATCH = 500  # slips in one transaction at most (a burst beyond it is the next batch)
+STOP_WAIT_S = 10.0  # how long a stop waits for the slips queued before it to be written
 REFUSALS = (RoundError, GameError, LedgerError)  # a slip's own refusal: the one-slip path raises the same
 INSERT_HOLDS = insert(HOLDS).returning(HOLDS.c.id, sort_by_parameter_order=True)  # one hold id per row, in order
 # On PostgreSQL the same fed as arrays (no statement text built per batch size, no value converted one by one)
@@ -47,7 +50,7 @@ HOLD_MANY = text(
     "INSERT INTO holds (player, currency, amount, round_id, wager_id, created_at) "
     "SELECT h.player, h.currency, h.amount, h.round_id, h.wager_id, :now FROM unnest(CAST(:player AS text[]), "
     "CAST(:currency AS text[]), CAST(:amount AS bigint[]), CAST(:round_id AS text[]), CAST(:wager_id AS text[])) "
-    "WITH ORDINALITY AS h(player, currency, amount, round_id, wager_id, n) ORDER BY h.n RETURNING id"
+    "WITH ORDINALITY AS h(player, currency, amount, round_id, wager_id, n) ORDER BY h.n RETURNING id, wager_id, amount"
 )
 WAGERS_MANY = text(  # the new wagers in the order given (``seq``: the order of first placement)
     "INSERT INTO wagers (id, round_id, player, side, seat, stake, net, created_at, updated_at) "
@@ -88,6 +91,12 @@ class Pending:
         return {"op": "bets", "round": self.round_id, "bets": [[b.side, b.seat, b.stake] for b in self.bets]}
 
 
+class SlipsStoppedError(RoundError):
+    """The API process is stopping: a slip it can no longer write (nothing of it was placed)."""
+
+    code = "unavailable"
+
+
 class SlipWriter:
     """The process's bet slips, written a batch per transaction by one thread (started on the first slip)."""
 
@@ -97,6 +106,7 @@ class SlipWriter:
         self._queue: queue.SimpleQueue[Pending | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start = threading.Lock()
+        self._stopped = False
         self.batches = 0  # how many batches were written, and how many slips they held (for tests and benchmarks)
         self.slips = 0
 
@@ -106,57 +116,100 @@ class SlipWriter:
     ) -> Future[Any]:  # fmt: skip
         """Queue the slip for the next batch: the future of its answer (``then(answer)`` if given) or its refusal."""
         slip = Pending(adapter, player, round_id, list(bets), key, then=then)
-        if self._thread is None:
+        if self._stopped:
+            _answer(slip, SlipsStoppedError("the API is stopping and takes no more bet slips; send it again"))
+            return slip.answer
+        thread = self._thread
+        if thread is None or not thread.is_alive():
             with self._start:
-                if self._thread is None:
+                if self._thread is None or not self._thread.is_alive():
                     self._thread = threading.Thread(target=self._run, name="slip-writer", daemon=True)
                     self._thread.start()
         self._queue.put(slip)
         return slip.answer
 
     def stop(self) -> None:
-        if self._thread is not None:
+        """Write what is queued, then end; a slip that comes meanwhile is refused (never left waiting)."""
+        self._stopped = True
+        thread = self._thread
+        if thread is not None:
             self._queue.put(None)
-            self._thread.join(timeout=10)
-            self._thread = None
+            thread.join(timeout=STOP_WAIT_S)
+        while True:
+            try:
+                left = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if left is not None:
+                _answer(left, SlipsStoppedError("the API stopped before the slip was written; send it again"))
 
     def _run(self) -> None:
+        carried: Pending | None = None  # a slip whose key its batch already had: the first of the next batch
         while True:
-            first = self._queue.get()
+            first = carried if carried is not None else self._queue.get()
+            carried = None
             if first is None:
                 return
-            batch, keys = [first], {first.key}
+            batch, keys, stopping = [first], {first.key}, False
             while len(batch) < self.max_batch:
                 try:
                     more = self._queue.get_nowait()
                 except queue.Empty:
                     break
                 if more is None:
-                    self._queue.put(None)  # stop after this batch
+                    stopping = True
                     break
-                if more.key in keys:  # the same key twice (a retry racing itself): the next batch, after this one
-                    self._queue.put(more)
+                if more.key in keys:  # the same key twice (a retry racing itself): after this batch
+                    carried = more
                     break
                 batch.append(more)
                 keys.add(more.key)
-            self.write(batch)
+            try:
+                self.write(batch)
+            except BaseException as error:  # never expected (write answers every slip); the thread must go on
+                log.exception("bet slip writer: a batch of %d failed", len(batch))
+                for slip in batch:
+                    _answer(slip, error if isinstance(error, Exception) else RuntimeError(str(error)))
+            if stopping:
+                self._queue.put(None)  # after what is still queued
 
     def write(self, batch: list[Pending]) -> None:
-        """Place the batch in one transaction and answer each slip; any trouble of the whole, slip by slip."""
+        """Place the batch in one transaction and answer each slip; any trouble of the whole, slip by slip (the
+        database unavailable: every slip told so at once, none retried)."""
         self.batches += 1
         self.slips += len(batch)
+        outcomes: list[Outcome]
         try:
             outcomes = self.service.run(lambda session: _together(self.service, session, batch))
-        except Exception:  # anything: each slip is placed alone, where its own error is its answer
+        except UNAVAILABLE as error:
+            log.warning("a batch of %d bet slips: the database is unavailable (%s)", len(batch), error)
+            outcomes = [_own(error) for _ in batch]
+        except Exception:  # anything else: each slip is placed alone, where its own error is its answer
             log.warning("a batch of %d bet slips failed as a whole; placing them one by one", len(batch), exc_info=True)
             outcomes = [None] * len(batch)
         for slip, outcome in zip(batch, outcomes, strict=True):
-            if outcome is None:
-                outcome = _alone(self.service, slip)
-            if isinstance(outcome, BaseException):
-                slip.answer.set_exception(outcome)
-            else:
-                slip.answer.set_result(outcome if slip.then is None else slip.then(outcome))
+            _answer(slip, _alone(self.service, slip) if outcome is None else outcome)
+
+
+def _answer(slip: Pending, outcome: dict[str, Any] | BaseException) -> None:
+    """Give the slip's request its answer, unless it stopped waiting (its future cancelled: a client gone)."""
+    if not slip.answer.set_running_or_notify_cancel():
+        return
+    try:
+        if isinstance(outcome, BaseException):
+            slip.answer.set_exception(outcome)
+        else:
+            slip.answer.set_result(outcome if slip.then is None else slip.then(outcome))
+    except Exception as error:  # the answer's own model refused it: the request is told, the writer goes on
+        slip.answer.set_exception(error)
+
+
+def _own(error: BaseException) -> BaseException:
+    """A copy of ``error`` for one slip (an exception raised to several requests would gather their tracebacks)."""
+    try:
+        return copy.copy(error)
+    except Exception:  # an exception that cannot be copied: the one instance
+        return error
 
 
 def _alone(service: RoundCore, slip: Pending) -> dict[str, Any] | BaseException:
@@ -260,7 +313,7 @@ def _betting_rounds(
             rounds[round_id] = batch[slips[0]].adapter._betting_round(service, connection, round_id)[0]
         except RoundError as refusal:
             for i in slips:
-                outcomes[i] = refusal
+                outcomes[i] = _own(refusal)
     return rounds
 
 
@@ -352,5 +405,10 @@ def _inserted_holds(connection: Connection, rows: list[dict[str, Any]]) -> list[
     if connection.dialect.name != "postgresql":
         return list(connection.scalars(INSERT_HOLDS, rows))
     columns = {name: [row[name] for row in rows] for name in ("player", "currency", "amount", "round_id", "wager_id")}
-    ids = connection.scalars(HOLD_MANY, {**columns, "now": rows[0]["created_at"]}).all()
-    return sorted(ids)  # a serial's values rise in the order the rows went in (the statement orders them)
+    where: dict[tuple[str, int], list[int]] = defaultdict(list)  # each hold's row by its wager and amount
+    for n, row in enumerate(rows):
+        where[(row["wager_id"], row["amount"])].append(n)
+    ids = [0] * len(rows)
+    for hold_id, wager_id, amount in connection.execute(HOLD_MANY, {**columns, "now": rows[0]["created_at"]}):
+        ids[where[(wager_id, amount)].pop()] = hold_id  # two rows alike (a wager raised twice alike) are one to us
+    return ids

@@ -85,8 +85,11 @@ def test_a_slip_sent_in_pieces_is_read_whole(studio: Studio) -> None:
     assert status == 201 and answer["wagers"][0]["seat"] == "C" and lane(studio).answered == 1
 
 
-async def asgi_post(studio: Studio, path: str, who: str, key: str, pieces: list[bytes]) -> tuple[int, Any]:
-    """A POST straight to the app, its body in ``pieces`` (as a slow client's arrives)."""
+async def asgi_post(
+    studio: Studio, path: str, who: str, key: str, pieces: list[bytes], headers: list[tuple[str, str]] | None = None
+) -> tuple[int, Any]:
+    """A POST straight to the app, its body in ``pieces`` (as a slow client's arrives); ``headers`` instead of the
+    player's token, the key and the JSON type."""
     messages = [{"type": "http.request", "body": piece, "more_body": n < len(pieces) - 1}
                 for n, piece in enumerate(pieces)]  # fmt: skip
     sent: list[dict[str, Any]] = []
@@ -97,11 +100,32 @@ async def asgi_post(studio: Studio, path: str, who: str, key: str, pieces: list[
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    headers = [(b"authorization", f"Bearer {studio.tokens[who]}".encode()), (b"idempotency-key", key.encode()),
-               (b"content-type", b"application/json")]  # fmt: skip
+    headers = headers or [("authorization", f"Bearer {studio.tokens[who]}"), ("idempotency-key", key),
+                          ("content-type", "application/json")]  # fmt: skip
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
+             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+             "headers": [(name.encode(), value.encode()) for name, value in headers],
              "client": ("127.0.0.1", 5000), "server": ("testserver", 80)}  # fmt: skip
     await studio.app(scope, receive, send)
     start = next(m for m in sent if m["type"] == "http.response.start")
     return start["status"], json.loads(b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body"))
+
+
+def test_the_lane_leaves_doubtful_requests_to_the_route(studio: Studio) -> None:
+    round_id = open_round(studio)
+    assert bet(studio, "ana", round_id, SLIP, "warm").status_code == 201
+    path = f"/v1/rounds/{round_id}/bets"
+    body = json.dumps({"bets": SLIP}).encode()
+    no_type = studio.client.post(path, content=body, headers=studio.auth("ana") | {"Idempotency-Key": "t1"})
+    assert no_type.status_code == 422  # the framework reads no JSON without its content type
+    ana, binh = (f"Bearer {studio.tokens[who]}" for who in ("ana", "binh"))
+    twice = [("authorization", ana), ("authorization", binh), ("idempotency-key", "first"),
+             ("idempotency-key", "last"), ("content-type", "application/json")]  # fmt: skip
+    status, _ = asyncio.run(asgi_post(studio, path, "", "", [body], headers=twice))
+    assert status == 201  # the route's reading of repeated headers (the first), not another
+    assert studio.services.wallets.balance("binh")["balance"] == 10_000
+    deep = b'{"bets": ' + b"[" * 20_000 + b"]" * 20_000 + b"}"
+    nested = studio.client.post(path, content=deep, headers=studio.auth("ana") | {
+        "Idempotency-Key": "t2", "Content-Type": "application/json"})  # fmt: skip
+    assert nested.status_code in (400, 422) and "code" in nested.json()  # a clear refusal, no traceback
+    assert lane(studio).answered == 0

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import random
 import re
-import threading
 from typing import Any
 
 import pytest
 from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.games.base import GameError
@@ -28,7 +28,7 @@ from services.rounds.house import SpotBet
 from services.rounds.models import Wager
 from services.rounds.pokdeng import ADAPTER, Bet, pokdeng
 from services.rounds.service import RoundService
-from services.rounds.slips import Pending, SlipWriter
+from services.rounds.slips import Pending, SlipsStoppedError, SlipWriter
 from tests.rounds.test_concurrency import in_parallel
 
 A, B, C = Position.A, Position.B, Position.C
@@ -200,4 +200,48 @@ def test_slips_sent_at_once_from_many_threads_share_transactions(
     assert wallets.balance("p1")["balance"] == 10
     with sessions() as session:
         assert session.scalar(select(func.sum(Wager.stake))) == 24 * 300 + 5 * 1_000
-    assert threading.active_count() < 40  # the writer's thread ended with stop()
+    assert writer._thread is not None and not writer._thread.is_alive()  # the writer's thread ended with stop()
+
+
+def test_the_writer_outlives_a_request_that_gave_up_and_an_answer_that_failed(
+    service: RoundService, wallets: WalletService
+) -> None:
+    wallets.deposit("p1", 5_000, "fund-p1", "op")
+    round_id = service.open_round("t1")
+    gone = pending("p1", round_id, [(Side.PLAYER, A, 100)], "gone")
+    assert gone.answer.cancel()  # its client left before the batch was written
+    kept = pending("p1", round_id, [(Side.PLAYER, B, 100)], "kept")
+    SlipWriter(service).write([gone, kept])
+    assert kept.answer.result()["balance"] == 5_000 - 600  # the slip of the client gone is placed all the same
+    writer = SlipWriter(service)
+
+    def broken(_answer: dict[str, Any]) -> Any:
+        raise ValueError("the answer's model refused it")
+
+    with pytest.raises(ValueError, match="model refused"):
+        writer.submit(ADAPTER, "p1", round_id, [spot(Side.PLAYER, C, 100)], "bad-model", broken).result(timeout=10)
+    assert writer.submit(ADAPTER, "p1", round_id, [spot(Side.PLAYER, C, 10)], "after").result(timeout=10)
+    writer.stop()
+    assert writer._thread is not None and not writer._thread.is_alive()
+    with pytest.raises(SlipsStoppedError):
+        writer.submit(ADAPTER, "p1", round_id, [spot(Side.PLAYER, C, 10)], "too-late").result(timeout=10)
+    assert wallets.balance("p1")["balance"] == 5_000 - 600 - 300 - 30  # the answer refused, the slip placed
+
+
+def test_a_database_that_is_down_answers_every_slip_at_once(
+    service: RoundService, wallets: WalletService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wallets.deposit("p1", 1_000, "fund-p1", "op")
+    round_id = service.open_round("t1")
+
+    def down(_work: Any) -> Any:
+        raise OperationalError("SELECT 1", {}, Exception("connection refused"))
+
+    alone: list[str] = []
+    monkeypatch.setattr(service, "run", down)
+    monkeypatch.setattr(slips, "_alone", lambda _service, slip: alone.append(slip.key))
+    batch = [pending("p1", round_id, [(Side.PLAYER, A, 10)], f"k{i}") for i in range(3)]
+    SlipWriter(service).write(batch)
+    errors = answered(batch)
+    assert all(isinstance(error, OperationalError) for error in errors) and alone == []
+    assert len({id(error) for error in errors}) == 3  # each request its own exception
