@@ -94,7 +94,7 @@ class Pending:
 class SlipsStoppedError(RoundError):
     """The API process is stopping: a slip it can no longer write (nothing of it was placed)."""
 
-    code = "unavailable"
+    code = "bets_unavailable"
 
 
 class SlipWriter:
