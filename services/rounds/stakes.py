@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from services.db.unit_of_work import run_transaction
 from services.games.base import GameError
 from services.ledger import idempotency
 from services.ledger.errors import LedgerError
@@ -25,8 +27,10 @@ from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError
 from services.rounds.records import table_of_round
 from services.wallet.errors import WalletError
-from services.wallet.models import WalletCallRecord
-from services.wallet.seamless import OPERATOR, mirror_stake, rollback_of, stake_transaction
+from services.wallet.models import PENDING, STAKE, WalletCallRecord
+from services.wallet.outbox import OutcomeUnknownError
+from services.wallet.protocol import WalletAnswer
+from services.wallet.seamless import OPERATOR, mirror_stake, new_call, rollback_of, stake_transaction
 
 log = logging.getLogger("studio.wallet")
 REFUSALS = (RoundError, GameError, LedgerError, WalletError)  # raised before the commit: nothing was placed
@@ -89,22 +93,58 @@ def staked(
             "(STUDIO_WALLET_URL, STUDIO_WALLET_SECRET)"
         )
     transaction = stake_transaction(round_id, player, key)
-    with service.sessions() as session:
+
+    def price(session: Session) -> tuple[dict[str, Any] | None, WalletCallRecord | None]:
+        """The first step: a finished request's answer; or the slip priced and its debit recorded, to be sent."""
         stored = idempotency.stored(session, key, player, request)
         if stored is not None:
-            return stored
+            return stored, None
         if session.scalar(select(WalletCallRecord.request_id).where(
             WalletCallRecord.transaction_id == rollback_of(transaction)
         )) is not None:  # fmt: skip
             raise StakeChangedError(
                 f"the debit of this request ({transaction}) was rolled back; send it again with a new idempotency key"
             )
-        total = amount(session)
-    answer = wallet.debit(player, total, table.currency, round_id, transaction, reason)
-    debit = Debit(transaction, total, answer.balance)
+        call = new_call("debit", player, amount(session), table.currency, round_id, transaction, reason)
+        return None, wallet.recorded(session, call, STAKE)
+
     try:
-        return service.run(lambda session: place(session, debit))
+        stored, record = service.run(price)
+    except IntegrityError:  # the same request recorded meanwhile (a retry racing itself): its row is found now
+        stored, record = service.run(price)
+    if stored is not None or record is None:
+        assert stored is not None
+        return stored
+    tries = 0
+    answer: WalletAnswer
+    if record.status == PENDING:
+        sent, tries, error = wallet.call(record)
+        if sent is None:
+            wallet.attempted(record.request_id, tries, error)
+            raise OutcomeUnknownError(
+                f"the operator's wallet has not answered the debit {transaction} ({error}); it is asked again "
+                "until it does"
+            )
+        answer = sent
+        if answer.status != "ok":  # refused: recorded, and said
+            wallet.final(
+                run_transaction(service.sessions, lambda s: wallet.answered(s, record.request_id, answer, tries))
+            )
+    else:
+        answer = wallet.final(record)  # a debit answered before (a retry): its answer, or its refusal
+    debit = Debit(transaction, record.amount, answer.balance)
+
+    def placed(session: Session) -> dict[str, Any]:
+        """The second step: the operator's answer recorded and the stake placed with its mirror, together."""
+        if tries:
+            wallet.answered(session, record.request_id, answer, tries)
+        return place(session, debit)
+
+    try:
+        return service.run(placed)
     except REFUSALS as refusal:  # refused inside the transaction: nothing was placed, the debit goes back
+        if tries:  # the answer was not kept with the placing: kept now, so the rollback needs not ask again
+            run_transaction(service.sessions, lambda s: wallet.answered(s, record.request_id, answer, tries))
         try:
             wallet.rollback(transaction, f"the stake was not placed: {refusal}")
         except WalletError as error:

@@ -110,7 +110,7 @@ class SeamlessWallet:
         operator answers or the attempts run out."""
         record = self._record(call, purpose, mirrored)
         if record.status != PENDING:
-            return self._final(record)
+            return self.final(record)
         return self._send(record)
 
     def drain(self) -> int:
@@ -131,38 +131,44 @@ class SeamlessWallet:
         return left
 
     def _record(self, call: WalletCall, purpose: str, mirrored: bool) -> WalletCallRecord:
-        def write(session: Session) -> WalletCallRecord:
-            found = session.scalar(
-                select(WalletCallRecord).where(WalletCallRecord.transaction_id == call.transaction_id)
-            )
-            if found is not None:
-                sent = (found.kind, found.player, found.amount, found.currency, found.round_id,
-                        found.original_transaction_id)  # fmt: skip
-                asked = (
-                    call.kind,
-                    call.player,
-                    call.amount,
-                    call.currency,
-                    call.round_id,
-                    call.original_transaction_id,
-                )
-                if sent != asked:
-                    raise WalletError(
-                        f"transaction {call.transaction_id} was sent as a {found.kind} of {found.amount} "
-                        f"{found.currency} for {found.player}: one id names one movement"
-                    )
-                return found
-            record = record_of(call, purpose, mirrored)
-            session.add(record)
-            session.flush()
-            return record
-
         try:
-            return run_transaction(self.sessions, write)
+            return run_transaction(self.sessions, lambda session: self.recorded(session, call, purpose, mirrored))
         except IntegrityError:  # recorded meanwhile by another sender of the same transaction
-            return run_transaction(self.sessions, write)
+            return run_transaction(self.sessions, lambda session: self.recorded(session, call, purpose, mirrored))
+
+    @staticmethod
+    def recorded(session: Session, call: WalletCall, purpose: str, mirrored: bool = False) -> WalletCallRecord:
+        """The call's outbox row in the caller's transaction: written, or (the same transaction id) the one there."""
+        found = session.scalar(select(WalletCallRecord).where(WalletCallRecord.transaction_id == call.transaction_id))
+        if found is not None:
+            sent = (found.kind, found.player, found.amount, found.currency, found.round_id,
+                    found.original_transaction_id)  # fmt: skip
+            asked = (call.kind, call.player, call.amount, call.currency, call.round_id, call.original_transaction_id)
+            if sent != asked:
+                raise WalletError(
+                    f"transaction {call.transaction_id} was sent as a {found.kind} of {found.amount} "
+                    f"{found.currency} for {found.player}: one id names one movement"
+                )
+            return found
+        record = record_of(call, purpose, mirrored)
+        session.add(record)
+        session.flush()
+        return record
 
     def _send(self, record: WalletCallRecord, attempts: int | None = None) -> WalletAnswer:
+        answer, tries, error = self.call(record, attempts)
+        if answer is None:
+            self.attempted(record.request_id, tries, error)
+            raise OutcomeUnknownError(
+                f"the operator's wallet has not answered {record.kind} {record.transaction_id} ({error}); "
+                "it is asked again until it does"
+            )
+        return self.final(run_transaction(self.sessions, lambda session: self.answered(session, record.request_id,
+                                                                                         answer, tries)))  # fmt: skip
+
+    def call(self, record: WalletCallRecord, attempts: int | None = None) -> tuple[WalletAnswer | None, int, str]:
+        """Send the recorded call until the operator gives a final answer (nothing written): the answer (None: none
+        came), the attempts it took, the last failure."""
         body = record.body.encode()
         headers = {
             "Content-Type": "application/json",
@@ -185,35 +191,32 @@ class SeamlessWallet:
             metrics.WALLET_CALL_SECONDS.labels(record.kind).observe(time.perf_counter() - started)  # timed out too
             if answer is not None and answer.transaction_id == record.transaction_id:
                 metrics.WALLET_CALLS.labels(record.kind, "ok" if answer.status == "ok" else "refused").inc()
-                return self._answered(record, answer, attempt + 1)
+                return answer, attempt + 1, ""
             metrics.WALLET_CALLS.labels(record.kind, "no_answer").inc()
             log.warning("wallet call %s (%s %s): %s", record.request_id, record.kind, record.transaction_id, error)
-        self._attempted(record, tries, error)
-        raise OutcomeUnknownError(
-            f"the operator's wallet has not answered {record.kind} {record.transaction_id} ({error}); "
-            "it is asked again until it does"
-        )
+        return None, tries, error
 
-    def _answered(self, record: WalletCallRecord, answer: WalletAnswer, attempts: int) -> WalletAnswer:
-        def write(session: Session) -> WalletCallRecord:
-            row = session.get(WalletCallRecord, record.request_id, with_for_update=True)
-            assert row is not None
-            if row.status == PENDING:  # the first final answer is the answer; a second one changes nothing
-                row.status = OK if answer.status == "ok" else REFUSED
-                row.answer = answer.model_dump_json()
-                row.answered_at = utcnow()
-            elif row.answer != answer.model_dump_json():
-                log.error("wallet call %s answered twice, differently: kept %s, got %s", row.request_id,
-                          row.answer, answer.model_dump_json())  # fmt: skip
-            row.attempts += attempts
-            session.flush()
-            return row
+    @staticmethod
+    def answered(session: Session, request_id: str, answer: WalletAnswer, attempts: int) -> WalletCallRecord:
+        """The operator's final answer to the call, recorded in the caller's transaction (the first one counts)."""
+        row = session.get(WalletCallRecord, request_id, with_for_update=True)
+        assert row is not None
+        if row.status == PENDING:  # the first final answer is the answer; a second one changes nothing
+            row.status = OK if answer.status == "ok" else REFUSED
+            row.answer = answer.model_dump_json()
+            row.answered_at = utcnow()
+        elif row.answer != answer.model_dump_json():
+            log.error("wallet call %s answered twice, differently: kept %s, got %s", row.request_id,
+                      row.answer, answer.model_dump_json())  # fmt: skip
+        row.attempts += attempts
+        session.flush()
+        return row
 
-        return self._final(run_transaction(self.sessions, write))
+    def attempted(self, request_id: str, attempts: int, error: str) -> None:
+        """Attempts that got no final answer, counted (the call stays pending: the sender asks again)."""
 
-    def _attempted(self, record: WalletCallRecord, attempts: int, error: str) -> None:
         def write(session: Session) -> None:
-            row = session.get(WalletCallRecord, record.request_id, with_for_update=True)
+            row = session.get(WalletCallRecord, request_id, with_for_update=True)
             if row is not None:
                 row.attempts += attempts
                 row.last_error = error[:500]
@@ -221,7 +224,7 @@ class SeamlessWallet:
         run_transaction(self.sessions, write)
 
     @staticmethod
-    def _final(record: WalletCallRecord) -> WalletAnswer:
+    def final(record: WalletCallRecord) -> WalletAnswer:
         assert record.answer is not None
         answer = WalletAnswer.model_validate_json(record.answer)
         if answer.status == "refused":

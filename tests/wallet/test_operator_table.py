@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, event, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.api.app import create_app
@@ -188,14 +188,15 @@ def test_a_stake_refused_after_its_debit_is_rolled_back_and_its_key_retired(
     round_id = table.service.open_round("s1")
     wallet = table.service.wallet
     assert wallet is not None
-    debit = wallet.debit
+    call = wallet.call
 
-    def debit_then_betting_closes(*args: Any, **kwargs: Any) -> Any:
-        answer = debit(*args, **kwargs)
-        pokdeng(table.service).close_betting(round_id)  # while the operator answered, betting closed
+    def debit_then_betting_closes(record: Any, *args: Any, **kwargs: Any) -> Any:
+        answer = call(record, *args, **kwargs)
+        if record.kind == "debit":  # while the operator answered the debit, betting closed (its rollback: as sent)
+            pokdeng(table.service).close_betting(round_id)
         return answer
 
-    monkeypatch.setattr(wallet, "debit", debit_then_betting_closes)
+    monkeypatch.setattr(wallet, "call", debit_then_betting_closes)
     with pytest.raises(Exception, match="betting is closed"):
         table.bet("ana", round_id, 100, "k1")
     assert table.wallet.balances["ana"] == START, "the debit was rolled back"
@@ -346,3 +347,26 @@ def test_studio_wallet_reconcile_prints_each_call_and_fails_on_a_mismatch(
                         .values(status="refused"))  # fmt: skip
     assert main(["wallet", "reconcile", "--round", round_id, *url]) == 1
     assert "mismatch" in capsys.readouterr().out
+
+
+def test_a_seamless_stake_takes_two_transactions_around_its_call(table: Table, database: Engine) -> None:
+    """Priced with its debit recorded, then the call, then the answer recorded with the stake placed: two commits
+    (the call is never made from inside a transaction)."""
+    round_id = table.service.open_round("s1")
+    table.bet("ana", round_id, 10, "warm")  # the table and the accounts known (first-use look-ups aside)
+    commits: list[str] = []
+
+    def committed(_connection: Any) -> None:
+        commits.append("commit")
+
+    event.listen(database, "commit", committed)
+    try:
+        answer = table.bet("ana", round_id, 100, "k-two")
+    finally:
+        event.remove(database, "commit", committed)
+    assert answer["balance"] == START - 30 - 300
+    assert len(commits) == 2, commits
+    with table.sessions() as session:
+        row = session.scalar(select(WalletCallRecord).where(
+            WalletCallRecord.transaction_id == stake_transaction(round_id, "ana", "k-two")))  # fmt: skip
+        assert row is not None and row.status == "ok" and row.mirrored_at is not None and row.attempts == 1
