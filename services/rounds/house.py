@@ -16,7 +16,7 @@ its engine, what a stake holds and the command that closes betting; the rest is 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,7 +34,7 @@ from services.rounds.core import RoundCore
 from services.rounds.errors import BettingClosedError, NotFoundError, RoundError
 from services.rounds.models import Round, Wager
 from services.rounds.records import table_of_round
-from services.rounds.stakes import Debit, staked
+from services.rounds.stakes import Debit, Debited, staked
 from services.wallet.seamless import OPERATOR
 
 ROUNDS = cast(Table, Round.__table__)
@@ -188,7 +188,14 @@ class HouseAdapter(Adapter):
         def amount(session: Session) -> int:
             return plan(session, *betting(session)).holding()
 
-        return staked(service, player, round_id, key, request, amount, place, "bet")
+        writer = service.slip_writer
+
+        def together(debited: Debited, alone: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+            assert writer is not None
+            return cast(dict[str, Any], writer.submit(self, player, round_id, bets, key, debited=debited,
+                                                      alone=alone).result())  # fmt: skip
+
+        return staked(service, player, round_id, key, request, amount, place, "bet", together if writer else None)
 
     def close(
         self, service: RoundCore, session: Session, round_: Round, engine: Any, window: Window, actor: str

@@ -10,8 +10,10 @@ batch the moment it is idle, so batches grow only when slips come faster than on
 A slip refused (betting closed, insufficient funds, a key used for another request, a rule of the game) is refused
 alone, with the error the one-slip path (``HouseAdapter.place_bets``) raises; its key is given back and its neighbours
 go on. A batch that fails as a whole (the database, a key in use elsewhere) is placed again slip by slip through the
-one-slip path, so no slip pays for another's trouble. Only slips of internal-wallet tables come here: an operator's
-wallet debits each stake at the operator before it is placed (``services.rounds.stakes``).
+one-slip path, so no slip pays for another's trouble. A slip of an operator's-wallet table comes here once the
+operator has debited its stake (``services.rounds.stakes``: priced and its call recorded first, the call made outside
+any transaction): the batch records the operator's answer, mirrors the debit into the wallet and holds it, so the
+stakes of a batch take the studio's cash account once, not once each.
 """
 
 from __future__ import annotations
@@ -20,58 +22,29 @@ import copy
 import logging
 import queue
 import threading
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, select, text
 from sqlalchemy.orm import Session
 
 from services.db.unit_of_work import UNAVAILABLE
 from services.games.base import GameError
 from services.ledger import idempotency
 from services.ledger.errors import InsufficientFundsError, InvalidAmountError, LedgerError
-from services.ledger.ledger import HOLDS, Ledger, Locked, Movement
-from services.ledger.models import utcnow
+from services.ledger.ledger import Ledger, Locked
 from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError
-from services.rounds.house import NEW_WAGERS, RAISE_WAGERS, WAGERS, HouseAdapter, Slip, SpotBet
+from services.rounds.house import HouseAdapter, Slip, SpotBet
+from services.rounds.slip_writes import Accepted, OwnWager, own_wagers, written
+from services.rounds.stakes import Debited, StakeChangedError
 
 log = logging.getLogger("studio.bets")
 MAX_BATCH = 500  # slips in one transaction at most (a burst beyond it is the next batch)
 STOP_WAIT_S = 10.0  # how long a stop waits for the slips queued before it to be written
 REFUSALS = (RoundError, GameError, LedgerError)  # a slip's own refusal: the one-slip path raises the same
-INSERT_HOLDS = insert(HOLDS).returning(HOLDS.c.id, sort_by_parameter_order=True)  # one hold id per row, in order
-# On PostgreSQL the same fed as arrays (no statement text built per batch size, no value converted one by one)
-HOLD_MANY = text(
-    "INSERT INTO holds (player, currency, amount, round_id, wager_id, created_at) "
-    "SELECT h.player, h.currency, h.amount, h.round_id, h.wager_id, :now FROM unnest(CAST(:player AS text[]), "
-    "CAST(:currency AS text[]), CAST(:amount AS bigint[]), CAST(:round_id AS text[]), CAST(:wager_id AS text[])) "
-    "WITH ORDINALITY AS h(player, currency, amount, round_id, wager_id, n) ORDER BY h.n RETURNING id, wager_id, amount"
-)
-WAGERS_MANY = text(  # the new wagers in the order given (``seq``: the order of first placement)
-    "INSERT INTO wagers (id, round_id, player, side, seat, stake, net, created_at, updated_at) "
-    "SELECT w.id, w.round_id, w.player, w.side, w.seat, w.stake, NULL, :now, :now FROM unnest(CAST(:id AS text[]), "
-    "CAST(:round_id AS text[]), CAST(:player AS text[]), CAST(:side AS text[]), CAST(:seat AS text[]), "
-    "CAST(:stake AS bigint[])) WITH ORDINALITY AS w(id, round_id, player, side, seat, stake, n) ORDER BY w.n"
-)
-RAISE_MANY = text(
-    "UPDATE wagers SET stake = wagers.stake + r.add, updated_at = :now "
-    "FROM unnest(CAST(:ids AS text[]), CAST(:adds AS bigint[])) AS r(id, add) WHERE wagers.id = r.id"
-)
-
-
-class OwnWager(NamedTuple):
-    """A player's wager as the slip's plan reads it (``OWN_WAGERS``' columns)."""
-
-    id: str
-    side: str
-    seat: str
-    stake: int
-    net: int | None = None
 
 
 @dataclass(eq=False)
@@ -85,6 +58,8 @@ class Pending:
     key: str
     answer: Future[Any] = field(default_factory=Future)
     then: Callable[[dict[str, Any]], Any] | None = None  # what the answer becomes (the API's model of it)
+    debited: Debited | None = None  # an operator's-wallet slip: its stake debited there, to mirror and hold here
+    alone: Callable[[], dict[str, Any]] | None = None  # its own transaction, if the batch fails (else ``place_bets``)
 
     @property
     def request(self) -> dict[str, Any]:  # what the key is claimed for (as the one-slip path fingerprints it)
@@ -112,10 +87,13 @@ class SlipWriter:
 
     def submit(
         self, adapter: HouseAdapter, player: str, round_id: str, bets: Sequence[SpotBet], key: str,
-        then: Callable[[dict[str, Any]], Any] | None = None,
+        then: Callable[[dict[str, Any]], Any] | None = None, debited: Debited | None = None,
+        alone: Callable[[], dict[str, Any]] | None = None,
     ) -> Future[Any]:  # fmt: skip
-        """Queue the slip for the next batch: the future of its answer (``then(answer)`` if given) or its refusal."""
-        slip = Pending(adapter, player, round_id, list(bets), key, then=then)
+        """Queue the slip for the next batch: the future of its answer (``then(answer)`` if given) or its refusal.
+        ``debited``: a slip of an operator's-wallet table, its stake accepted there (``alone``: its own
+        transaction, should the batch fail as a whole)."""
+        slip = Pending(adapter, player, round_id, list(bets), key, then=then, debited=debited, alone=alone)
         if self._stopped:
             _answer(slip, SlipsStoppedError("the API is stopping and takes no more bet slips; send it again"))
             return slip.answer
@@ -214,23 +192,14 @@ def _own(error: BaseException) -> BaseException:
 
 def _alone(service: RoundCore, slip: Pending) -> dict[str, Any] | BaseException:
     try:
+        if slip.alone is not None:
+            return slip.alone()
         return slip.adapter.place_bets(service, slip.player, slip.round_id, slip.bets, slip.key)
     except Exception as error:  # handed to the request that waits for it
         return error
 
 
 Outcome = dict[str, Any] | BaseException | None  # the answer, the refusal, or None: place it alone
-
-
-@dataclass
-class Accepted:
-    """A slip the batch places: its plan, and the accounts its holds move between."""
-
-    slip: Pending
-    plan: Slip
-    currency: str
-    wallet: int
-    escrow: int
 
 
 def _together(service: RoundCore, session: Session, batch: list[Pending]) -> list[Outcome]:
@@ -249,26 +218,33 @@ def _together(service: RoundCore, session: Session, batch: list[Pending]) -> lis
     for currency, ledger in ledgers.items():
         players = [batch[i].player for i in live if currencies[batch[i].round_id] == currency]
         accounts[currency], locked[currency] = service.accounts.lock_players(session, ledger, players)
-    owns = _own_wagers(session, batch, live)
+    owns = own_wagers(session, [(batch[i].round_id, batch[i].player) for i in live])
     balances = {account: row.balance for rows in locked.values() for account, row in rows.items()}
     accepted: list[Accepted] = []
     for i in live:
         slip = batch[i]
         currency = currencies[slip.round_id]
         wallet, escrow = accounts[currency][slip.player]
+        mirrored = 0 if slip.debited is None else slip.debited.debit.amount  # what the operator's debit brings in
         try:
             plan = _judged(service, slip, rounds[slip.round_id], owns[(slip.round_id, slip.player)], now,
-                           balances[wallet], currency)  # fmt: skip
+                           balances[wallet] + mirrored, currency)  # fmt: skip
+            if slip.debited is not None and plan.holding() != mirrored:
+                raise StakeChangedError(
+                    f"the stake changed while the operator's wallet answered: {mirrored} was debited, it now holds "
+                    f"{plan.holding()}; the debit is rolled back, send the request again with a new idempotency key"
+                )
         except REFUSALS as refusal:
             outcomes[i] = refusal
             continue
-        balances[wallet] -= plan.holding()
+        balances[wallet] += mirrored - plan.holding()
         owns[(slip.round_id, slip.player)] = [OwnWager(w, *spot) for w, spot in plan.wagers.items()]
-        outcomes[i] = {"round_id": slip.round_id, "wagers": plan.answer(), "balance": balances[wallet]}
-        accepted.append(Accepted(slip, plan, currency, wallet, escrow))
+        balance = balances[wallet] if slip.debited is None else slip.debited.debit.balance  # the operator's, there
+        outcomes[i] = {"round_id": slip.round_id, "wagers": plan.answer(), "balance": balance}
+        accepted.append(Accepted(slip.player, slip.round_id, slip.debited, plan, currency, wallet, escrow))
     idempotency.release(session, [batch[i].key for i in claimed if isinstance(outcomes[i], BaseException)])
     if accepted:
-        _write(session, accepted, ledgers, locked, now)
+        written(session, accepted, ledgers, locked, now)
         answers = [(batch[i].key, answer) for i in live if isinstance(answer := outcomes[i], dict)]
         idempotency.finish_many(session, answers)
     return outcomes
@@ -317,29 +293,6 @@ def _betting_rounds(
     return rounds
 
 
-OWN_BY_ROUND = (
-    select(WAGERS.c.id, WAGERS.c.side, WAGERS.c.seat, WAGERS.c.stake, WAGERS.c.net, WAGERS.c.player)
-    .where(WAGERS.c.round_id == bindparam("round_id"), WAGERS.c.player.in_(bindparam("players", expanding=True)))
-    .order_by(WAGERS.c.seq)
-)
-OWN_BY_ROUND_ANY = text(  # PostgreSQL: the players as one array
-    "SELECT id, side, seat, stake, net, player FROM wagers WHERE round_id = :round_id "
-    "AND player = ANY(CAST(:players AS text[])) ORDER BY seq"
-)
-
-
-def _own_wagers(session: Session, batch: list[Pending], live: list[int]) -> dict[tuple[str, str], list[Any]]:
-    """Every live slip's player's wagers in its round, by one statement per round."""
-    owns: dict[tuple[str, str], list[Any]] = {(batch[i].round_id, batch[i].player): [] for i in live}
-    connection = session.connection()
-    for round_id in sorted({batch[i].round_id for i in live}):
-        players = sorted({batch[i].player for i in live if batch[i].round_id == round_id})
-        statement = OWN_BY_ROUND_ANY if connection.dialect.name == "postgresql" else OWN_BY_ROUND
-        for row in connection.execute(statement, {"round_id": round_id, "players": players}):
-            owns[(round_id, row.player)].append(OwnWager(row.id, row.side, row.seat, row.stake, row.net))
-    return owns
-
-
 def _judged(
     service: RoundCore, slip: Pending, round_: Any, own: list[Any], now: datetime, balance: int, currency: str
 ) -> Slip:
@@ -355,60 +308,3 @@ def _judged(
         raise InsufficientFundsError(f"insufficient funds: {slip.player} wallet holds {balance} {currency}, "
                                      f"{needed} needed")  # fmt: skip
     return plan
-
-
-def _write(
-    session: Session, accepted: list[Accepted], ledgers: dict[str, Ledger], locked: dict[str, dict[int, Locked]],
-    now: datetime,
-) -> None:  # fmt: skip
-    """The accepted slips' holds (one per wager a slip bets on), their transfers into escrow, and their wagers."""
-    stamp = utcnow()
-    rows: list[dict[str, Any]] = []
-    owners: list[Accepted] = []
-    for each in accepted:
-        amounts: dict[str, int] = {}
-        for wager_id, amount in each.plan.holds:
-            amounts[wager_id] = amounts.get(wager_id, 0) + amount
-        for wager_id, amount in amounts.items():
-            rows.append({"player": each.slip.player, "currency": each.currency, "amount": amount,
-                         "round_id": each.slip.round_id, "wager_id": wager_id, "created_at": stamp})  # fmt: skip
-            owners.append(each)
-    connection = session.connection()
-    hold_ids = _inserted_holds(connection, rows)
-    movements: dict[str, list[Movement]] = defaultdict(list)
-    for row, each, hold_id in zip(rows, owners, hold_ids, strict=True):
-        movements[each.currency].append(
-            Movement(each.wallet, each.escrow, row["amount"], "hold", row["round_id"], row["wager_id"], hold_id)
-        )
-    for currency, moves in movements.items():
-        ledgers[currency].post_many(moves, locked[currency])
-    new = [row for each in accepted for row in each.plan.new.values()]
-    if new and connection.dialect.name == "postgresql":
-        columns = {name: [row[name] for row in new] for name in ("id", "round_id", "player", "side", "seat", "stake")}
-        connection.execute(WAGERS_MANY, {**columns, "now": now})
-    elif new:
-        connection.execute(NEW_WAGERS, new)
-    added: dict[str, int] = defaultdict(int)  # a wager two slips of the batch raise is raised once, by both
-    for each in accepted:
-        for wager_id, add in each.plan.raises.items():
-            added[wager_id] += add
-    if not added:
-        return
-    if connection.dialect.name == "postgresql":
-        connection.execute(RAISE_MANY, {"ids": list(added), "adds": list(added.values()), "now": now})
-    else:
-        connection.execute(RAISE_WAGERS, [{"wager_id": w, "add": add, "now": now} for w, add in added.items()])
-
-
-def _inserted_holds(connection: Connection, rows: list[dict[str, Any]]) -> list[int]:
-    """Insert the holds; their ids, in the order of ``rows``."""
-    if connection.dialect.name != "postgresql":
-        return list(connection.scalars(INSERT_HOLDS, rows))
-    columns = {name: [row[name] for row in rows] for name in ("player", "currency", "amount", "round_id", "wager_id")}
-    where: dict[tuple[str, int], list[int]] = defaultdict(list)  # each hold's row by its wager and amount
-    for n, row in enumerate(rows):
-        where[(row["wager_id"], row["amount"])].append(n)
-    ids = [0] * len(rows)
-    for hold_id, wager_id, amount in connection.execute(HOLD_MANY, {**columns, "now": rows[0]["created_at"]}):
-        ids[where[(wager_id, amount)].pop()] = hold_id  # two rows alike (a wager raised twice alike) are one to us
-    return ids

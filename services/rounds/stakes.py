@@ -71,6 +71,22 @@ class Debit:
 Place = Callable[[Session, "Debit | None"], dict[str, Any]]
 
 
+@dataclass(frozen=True)
+class Debited:
+    """The operator's accepted debit of a stake, with what its outbox row still needs: the answer (and the attempts
+    it took: 0 when recorded before), then the mirror, in the transaction that places the stake."""
+
+    debit: Debit
+    request_id: str
+    answer: WalletAnswer
+    tries: int
+
+
+# Where a debited stake is placed instead of a transaction of its own: the API's slip writer, with the stake's own
+# transaction to fall back on (``alone``). Either way: the stake's answer, or the refusal raised.
+Together = Callable[[Debited, Callable[[], dict[str, Any]]], dict[str, Any]]
+
+
 def staked(
     service: RoundCore,
     player: str,
@@ -80,9 +96,11 @@ def staked(
     amount: Callable[[Session], int],
     place: Place,
     reason: str,
+    together: Together | None = None,
 ) -> dict[str, Any]:
     """``place(session, None)`` in one transaction on an internal table; on an operator's-wallet table, ``amount``
-    (read without writing) debited at the operator first, then ``place(session, debit)``."""
+    priced and its debit recorded, sent to the operator, then ``place(session, debit)`` with the answer recorded —
+    in a transaction of its own, or handed to ``together`` (placed with other slips)."""
     table = service.table_info(table_of_round(round_id))
     if table.wallet != OPERATOR:
         return service.run(lambda session: place(session, None))
@@ -141,9 +159,11 @@ def staked(
         return place(session, debit)
 
     try:
+        if together is not None:
+            return together(Debited(debit, record.request_id, answer, tries), lambda: service.run(placed))
         return service.run(placed)
     except REFUSALS as refusal:  # refused inside the transaction: nothing was placed, the debit goes back
-        if tries:  # the answer was not kept with the placing: kept now, so the rollback needs not ask again
+        if tries:  # the answer was not kept (only a placed stake's is): kept now, so the rollback needs not ask again
             run_transaction(service.sessions, lambda s: wallet.answered(s, record.request_id, answer, tries))
         try:
             wallet.rollback(transaction, f"the stake was not placed: {refusal}")

@@ -115,7 +115,7 @@ def test_a_batch_that_fails_as_a_whole_is_placed_slip_by_slip(
         calls.append(len(args[1]))
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(slips, "_write", broken)
+    monkeypatch.setattr(slips, "written", broken)
     batch = [pending("p1", round_id, [(Side.PLAYER, A, 100)], f"k{i}") for i in range(4)]
     SlipWriter(service).write(batch)
     out = answered(batch)

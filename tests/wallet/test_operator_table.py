@@ -29,6 +29,7 @@ from services.rounds.models import Wager
 from services.rounds.players import PlayerService
 from services.rounds.pokdeng import Bet, pokdeng
 from services.rounds.service import RoundService
+from services.rounds.slips import SlipWriter
 from services.rounds.stakes import StakeChangedError, WalletNotConfiguredError
 from services.wallet.models import WalletCallRecord
 from services.wallet.outbox import OutcomeUnknownError, SeamlessWallet, WalletRefusedError
@@ -56,17 +57,22 @@ def operator() -> Iterator[tuple[OperatorWallet, str]]:
         yield wallet, url
 
 
-@pytest.fixture
-def table(database: Engine, operator: tuple[OperatorWallet, str]) -> Iterator[Table]:
+@pytest.fixture(params=["alone", "batched"])
+def table(request: pytest.FixtureRequest, database: Engine, operator: tuple[OperatorWallet, str]) -> Iterator[Table]:
+    """An operator's-wallet table; "batched": its stakes placed by a slip writer, as the API places them."""
     sessions = session_factory(database)
     clock = ManualClock()
     service = RoundService(sessions, clock, games=STUDIO_GAMES)
+    if request.param == "batched":
+        service.slip_writer = SlipWriter(service)
     service.wallet = SeamlessWallet(sessions, WalletConfig(operator[1], SECRET, timeout_s=0.3, attempts=3,
                                                            backoff_s=0.01))  # fmt: skip
     service.create_table("s1", "THB", {"commission_bps": 0}, wallet="operator", allow_return_over_100=True)
     for player in ("ana", "binh"):
         PlayerService(sessions).register(player)
     yield Table(service, sessions, clock, operator[0], WalletSender(service.wallet))
+    if service.slip_writer is not None:
+        service.slip_writer.stop()
 
 
 class Table:
