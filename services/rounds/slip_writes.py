@@ -17,7 +17,7 @@ from services.rounds.house import NEW_WAGERS, RAISE_WAGERS, WAGERS, Slip
 from services.rounds.stakes import Debited
 from services.wallet.models import WalletCallRecord
 from services.wallet.outbox import SeamlessWallet
-from services.wallet.seamless import MIRROR_IN
+from services.wallet.seamless import MIRROR_IN, refuse_if_rolled_back
 
 INSERT_HOLDS = insert(HOLDS).returning(HOLDS.c.id, sort_by_parameter_order=True)  # one hold id per row, in order
 # On PostgreSQL the same fed as arrays (no statement text built per batch size, no value converted one by one)
@@ -158,6 +158,7 @@ def _mirrored(session: Session, ledger: Ledger, each: Accepted) -> Movement:
         row = session.get(WalletCallRecord, debited.request_id, with_for_update=True)
     if row is None or row.status != "ok" or row.amount != debit.amount or row.player != each.player:
         raise AssertionError(f"the stake {debit.transaction} has no accepted debit of {debit.amount}")
+    refuse_if_rolled_back(session, debit.transaction)
     row.mirrored_at = utcnow()
     cash = ledger.account(AccountKind.CASH)
     return Movement(cash, each.wallet, debit.amount, MIRROR_IN, each.round_id, memo=debit.transaction)

@@ -94,8 +94,9 @@ class SlipWriter:
         ``debited``: a slip of an operator's-wallet table, its stake accepted there (``alone``: its own
         transaction, should the batch fail as a whole)."""
         slip = Pending(adapter, player, round_id, list(bets), key, then=then, debited=debited, alone=alone)
-        if self._stopped:
-            _answer(slip, SlipsStoppedError("the API is stopping and takes no more bet slips; send it again"))
+        if self._stopped:  # a slip debited at the operator is placed on its own (a refusal would roll it back)
+            stopped = SlipsStoppedError("the API is stopping and takes no more bet slips; send it again")
+            _answer(slip, _alone(self.service, slip) if slip.debited is not None else stopped)
             return slip.answer
         thread = self._thread
         if thread is None or not thread.is_alive():
@@ -119,7 +120,8 @@ class SlipWriter:
             except queue.Empty:
                 return
             if left is not None:
-                _answer(left, SlipsStoppedError("the API stopped before the slip was written; send it again"))
+                stopped = SlipsStoppedError("the API stopped before the slip was written; send it again")
+                _answer(left, _alone(self.service, left) if left.debited is not None else stopped)
 
     def _run(self) -> None:
         carried: Pending | None = None  # a slip whose key its batch already had: the first of the next batch
@@ -227,13 +229,9 @@ def _together(service: RoundCore, session: Session, batch: list[Pending]) -> lis
         wallet, escrow = accounts[currency][slip.player]
         mirrored = 0 if slip.debited is None else slip.debited.debit.amount  # what the operator's debit brings in
         try:
+            debited = None if slip.debited is None else mirrored
             plan = _judged(service, slip, rounds[slip.round_id], owns[(slip.round_id, slip.player)], now,
-                           balances[wallet] + mirrored, currency)  # fmt: skip
-            if slip.debited is not None and plan.holding() != mirrored:
-                raise StakeChangedError(
-                    f"the stake changed while the operator's wallet answered: {mirrored} was debited, it now holds "
-                    f"{plan.holding()}; the debit is rolled back, send the request again with a new idempotency key"
-                )
+                           balances[wallet] + mirrored, currency, debited)  # fmt: skip
         except REFUSALS as refusal:
             outcomes[i] = refusal
             continue
@@ -294,12 +292,19 @@ def _betting_rounds(
 
 
 def _judged(
-    service: RoundCore, slip: Pending, round_: Any, own: list[Any], now: datetime, balance: int, currency: str
-) -> Slip:
-    """The slip planned against the player's wagers so far (the game's rules) and the wallet's balance so far."""
+    service: RoundCore, slip: Pending, round_: Any, own: list[Any], now: datetime, balance: int, currency: str,
+    debited: int | None,
+) -> Slip:  # fmt: skip
+    """The slip planned against the player's wagers so far (the game's rules) and the wallet's balance so far (and,
+    debited at the operator, the stake as it was debited: the one-slip path's checks, in its order)."""
     adapter = slip.adapter
     settings = service.round_settings(slip.round_id, round_.settings, adapter.game)
     plan = adapter._plan(settings, slip.player, slip.round_id, own, slip.bets, now)
+    if debited is not None and plan.holding() != debited:
+        raise StakeChangedError(
+            f"the stake changed while the operator's wallet answered: {debited} was debited, it now holds "
+            f"{plan.holding()}; the debit is rolled back, send the request again with a new idempotency key"
+        )
     for _, amount in plan.holds:
         if type(amount) is not int or amount <= 0:
             raise InvalidAmountError(f"hold amount must be a positive whole number, got {amount!r}")

@@ -165,8 +165,15 @@ def staked(
     except REFUSALS as refusal:  # refused inside the transaction: nothing was placed, the debit goes back
         if tries:  # the answer was not kept (only a placed stake's is): kept now, so the rollback needs not ask again
             run_transaction(service.sessions, lambda s: wallet.answered(s, record.request_id, answer, tries))
-        try:
+        try:  # (not if another request with the same key placed the stake with this debit meanwhile)
             wallet.rollback(transaction, f"the stake was not placed: {refusal}")
         except WalletError as error:
             log.warning("rollback of %s: %s (the sender sends it again)", transaction, error)
+        raise
+    except Exception:  # not placed for another reason (the database): the answer kept if it can be, the debit left
+        if tries:  # to the sender, which rolls it back when the round ends if it was never placed
+            try:
+                run_transaction(service.sessions, lambda s: wallet.answered(s, record.request_id, answer, tries))
+            except Exception as error:  # the database still away: the sender asks the operator again
+                log.warning("the answer to %s not kept: %s", transaction, " ".join(str(error).split())[:200])
         raise

@@ -101,7 +101,27 @@ class SeamlessWallet:
             "rollback", original.player, original.amount, original.currency, original.round_id,
             rollback_of(original_transaction_id), reason, original=original_transaction_id,
         )  # fmt: skip
-        return self.submit(call, ROLLBACK, mirrored=True)  # nothing of the debit was mirrored: nothing to reverse
+
+        def unless_placed(session: Session) -> WalletCallRecord | None:
+            """The rollback's row, recorded under the debit's lock only if no stake mirrored it meanwhile (another
+            request with the same key may have placed it): a mirror and a rollback of one debit never both happen."""
+            debit = session.scalar(
+                select(WalletCallRecord)
+                .where(WalletCallRecord.transaction_id == original_transaction_id)
+                .with_for_update()
+            )
+            if debit is not None and debit.mirrored_at is not None:
+                return None
+            return self.recorded(session, call, ROLLBACK, mirrored=True)  # nothing mirrored: nothing to reverse
+
+        try:
+            record = run_transaction(self.sessions, unless_placed)
+        except IntegrityError:  # recorded meanwhile by another sender of the same rollback
+            record = run_transaction(self.sessions, unless_placed)
+        if record is None:
+            log.info("no rollback of %s: a stake was placed with it", original_transaction_id)
+            return None
+        return self.final(record) if record.status != PENDING else self._send(record)
 
     # ---- the outbox ---------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 
 from services.ledger.ledger import Ledger, Locked, Movement
 from services.ledger.models import AccountKind, utcnow
+from services.wallet.errors import WalletError
 from services.wallet.models import COLLECT, PAYOUT, ROLLBACK, STAKE, WalletCallRecord
 from services.wallet.protocol import WalletCall
 
@@ -98,11 +99,29 @@ def mirror_stake(
     )
     if row is None or row.status != "ok" or row.amount != amount or row.player != player:
         raise AssertionError(f"the stake {transaction} has no accepted debit of {amount} for {player}")
+    refuse_if_rolled_back(session, transaction)
     cash = ledger.account(AccountKind.CASH)
     balances = ledger.post_many([Movement(cash, wallet, amount, MIRROR_IN, round_id, memo=transaction)], locked)
     row.mirrored_at = utcnow()
     before = locked[wallet]
     return {**locked, wallet: Locked(before.kind, before.owner, balances[wallet])}
+
+
+class DebitRolledBackError(WalletError):
+    """The stake's debit was rolled back (its request refused meanwhile): it can no longer be placed with it."""
+
+    code = "stake_changed"
+
+
+def refuse_if_rolled_back(session: Session, transaction: str) -> None:
+    """Under the debit's lock (the caller's): refused if a rollback of it was recorded — a mirror and a rollback of
+    one debit never both happen."""
+    if session.scalar(
+        select(WalletCallRecord.request_id).where(WalletCallRecord.transaction_id == rollback_of(transaction))
+    ) is not None:  # fmt: skip
+        raise DebitRolledBackError(
+            f"the debit of this request ({transaction}) was rolled back; send it again with a new idempotency key"
+        )
 
 
 # ---- payouts, rollbacks, take-backs ------------------------------------------------------------

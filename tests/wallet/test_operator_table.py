@@ -21,10 +21,12 @@ from services.cli import main
 from services.db import session_factory
 from services.games.pokdeng import AwaitingCard, AwaitingDecision, AwaitingInsurance, Position, Side
 from services.games.pokdeng.port import POKDENG
+from services.ledger.errors import IdempotencyConflictError
 from services.ledger.models import Account, Hold, Transfer
 from services.ledger.wallets import WalletService
 from services.rounds import audit
 from services.rounds.clock import ManualClock
+from services.rounds.errors import BettingClosedError
 from services.rounds.models import Wager
 from services.rounds.players import PlayerService
 from services.rounds.pokdeng import Bet, pokdeng
@@ -203,7 +205,7 @@ def test_a_stake_refused_after_its_debit_is_rolled_back_and_its_key_retired(
         return answer
 
     monkeypatch.setattr(wallet, "call", debit_then_betting_closes)
-    with pytest.raises(Exception, match="betting is closed"):
+    with pytest.raises(BettingClosedError, match="betting is closed"):
         table.bet("ana", round_id, 100, "k1")
     assert table.wallet.balances["ana"] == START, "the debit was rolled back"
     monkeypatch.undo()
@@ -376,3 +378,31 @@ def test_a_seamless_stake_takes_two_transactions_around_its_call(table: Table, d
         row = session.scalar(select(WalletCallRecord).where(
             WalletCallRecord.transaction_id == stake_transaction(round_id, "ana", "k-two")))  # fmt: skip
         assert row is not None and row.status == "ok" and row.mirrored_at is not None and row.attempts == 1
+
+
+def test_a_request_racing_its_own_key_never_rolls_back_the_debit_another_placed(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two requests with one key and different bets of the same stake share one debit (its id is the player's and the
+    key's). The second, placed while the first waited on the operator, mirrors it; the first is then refused (the key
+    was used for another request) — and must not roll back a debit a placed stake stands on."""
+    round_id = table.service.open_round("s1")
+    wallet = table.service.wallet
+    assert wallet is not None
+    call = wallet.call
+    raced: list[dict[str, Any]] = []
+
+    def the_other_request_first(record: Any, *args: Any, **kwargs: Any) -> Any:
+        if record.kind == "debit" and not raced:
+            raced.append({})
+            raced[0] = pokdeng(table.service).place_bets("ana", round_id, [Bet(Side.PLAYER, Position("B"), 100)], "k")
+        return call(record, *args, **kwargs)
+
+    monkeypatch.setattr(wallet, "call", the_other_request_first)
+    with pytest.raises(IdempotencyConflictError):
+        table.bet("ana", round_id, 100, "k")  # seat A: another body under the same key
+    monkeypatch.undo()
+    assert raced[0]["wagers"][0]["seat"] == "B" and raced[0]["balance"] == START - 300
+    assert table.wallet.balances["ana"] == START - 300, "the placed stake's debit stands"
+    debit_id = stake_transaction(round_id, "ana", "k")
+    assert table.report(round_id) == {debit_id: MATCHED}
