@@ -44,7 +44,7 @@ def action_routes(games: Catalog) -> APIRouter:
         schema = {"anyOf": [{"$ref": f"{COMPONENTS}{each.__name__}"} for each in bodies]}
         router.add_api_route(
             f"/rounds/{{round_id}}/{name}",
-            _endpoint(name, body, action.keyed, action.changes_state, any(each.soon for each in same)),
+            _endpoint(name, body, action.keyed, action.changes_state),
             openapi_extra={"requestBody": {"content": {"application/json": {"schema": schema}}}} if shared else None,
             methods=["POST"],
             status_code=201 if action.keyed else 200,
@@ -64,7 +64,7 @@ def shared_bodies(games: Catalog) -> dict[str, Any]:
     return dict(schemas.get("$defs", {}))
 
 
-def _endpoint(name: str, body_model: Any, keyed: bool, changes_state: bool, soon: bool) -> Any:
+def _endpoint(name: str, body_model: Any, keyed: bool, changes_state: bool) -> Any:
     def told(services: Any, round_id: str) -> None:
         if changes_state:
             services.notify(round_id)
@@ -75,9 +75,9 @@ def _endpoint(name: str, body_model: Any, keyed: bool, changes_state: bool, soon
         told(services, round_id)
         return answer
 
-    if keyed and soon:
+    if keyed:
 
-        async def soon_endpoint(
+        async def keyed_endpoint(
             round_id: str,
             body: body_model,
             key: IdempotencyKey,
@@ -91,19 +91,6 @@ def _endpoint(name: str, body_model: Any, keyed: bool, changes_state: bool, soon
             answer = await asyncio.wrap_future(future)
             told(services, round_id)
             return answer
-
-        return soon_endpoint
-
-    if keyed:
-
-        def keyed_endpoint(
-            round_id: str,
-            body: body_model,
-            key: IdempotencyKey,
-            player: CurrentPlayer,
-            services: ServicesDep,
-        ) -> Any:
-            return act(services, player.id, round_id, body, key)
 
         return keyed_endpoint
 

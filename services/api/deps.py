@@ -84,13 +84,16 @@ async def current_identity(
     services: Annotated[Services, Depends(get_services)],
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> Identity:
-    """The caller: from the process's cache of recent logins on the event loop, else looked up in a worker thread."""
+    """The caller (``holder``)."""
     if credentials is None:
         raise AuthError("missing bearer token (Authorization: Bearer <token>)")
-    known = services.players.known(credentials.credentials)
-    if known is not None:
-        return known
-    return await run_in_threadpool(services.players.authenticate, credentials.credentials)
+    return await holder(services.players, credentials.credentials)
+
+
+async def holder(players: PlayerService, token: str) -> Identity:
+    """Who holds the token: from the process's recent logins on the event loop, else looked up in a worker thread."""
+    known = players.known(token)
+    return known if known is not None else await run_in_threadpool(players.authenticate, token)
 
 
 def role(*allowed: str, unconfirmed: bool = False) -> object:

@@ -21,11 +21,11 @@ import time
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 from starlette.responses import PlainTextResponse
 from starlette.types import Message, Receive, Scope, Send
 
+from services.api.deps import holder
 from services.api.limits import MAX_BODY_BYTES
 from services.observability.metrics import HTTP_REQUESTS, HTTP_SECONDS
 from services.rounds.players import Identity
@@ -85,13 +85,10 @@ class SlipLane:
         scheme, _, token = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
         if scheme.lower() != "bearer" or not token:
             return None
-        players = self.app.state.services.players
-        identity = players.known(token)
-        if identity is None:
-            try:
-                identity = await run_in_threadpool(players.authenticate, token)
-            except Exception:  # refused, or the database: the route answers it (401, 503) as it does
-                return None
+        try:
+            identity = await holder(self.app.state.services.players, token)
+        except Exception:  # refused, or the database: the route answers it (401, 503) as it does
+            return None
         return identity if identity.role == "player" and identity.confirmed else None
 
     def _plain(self, headers: dict[bytes, bytes], identity: Identity, round_id: str, raw: bytes) -> Any:

@@ -53,25 +53,30 @@ class Commands(RoundCore):
         """``act`` from an event loop: the future of its answer where the action can be answered without blocking
         and the round's game is known here; else None (``act`` it in a thread)."""
         game = self._round_games.get(round_id)
-        if game is None:
+        action = None if game is None else self._named(game, name)
+        if game is None or action is None or action.soon is None:
             return None
-        action, body = self._action(game, round_id, name, body)
-        return None if action.soon is None else action.soon(self, player, round_id, body, key)
+        return action.soon(self, player, round_id, self._body(action, game, round_id, body), key)
 
     def known_action(self, round_id: str, name: str) -> Action | None:
         """The round's game's action ``name``, if this process knows the round's game (no database)."""
         game = self._round_games.get(round_id)
-        adapter = None if game is None else self.games.adapter(game)
-        return None if adapter is None else next((a for a in adapter.actions if a.name == name), None)
+        return None if game is None else self._named(game, name)
+
+    def _named(self, game: str, name: str) -> Action | None:
+        return next((a for a in self.games.adapter(game).actions if a.name == name), None)
 
     def _action(self, game: str, round_id: str, name: str, body: Any) -> tuple[Action, Any]:
         """The game's action ``name`` and the body read as its own."""
-        action = next((a for a in self.games.adapter(game).actions if a.name == name), None)
+        action = self._named(game, name)
         if action is None:
             raise NotFoundError(f"round {round_id} is a {game} round: it has no action {name!r}")
-        if not isinstance(body, action.body):  # a JSON object for an action games share: read as this game's body
-            body = _as_body(action.body, body, f"round {round_id} plays {game}")
-        return action, body
+        return action, self._body(action, game, round_id, body)
+
+    @staticmethod
+    def _body(action: Action, game: str, round_id: str, body: Any) -> Any:
+        """``body`` as the action's own (a JSON object for an action games share: read as this game's body)."""
+        return body if isinstance(body, action.body) else _as_body(action.body, body, f"round {round_id} plays {game}")
 
     def profile(self, player: str) -> dict[str, Any]:
         """A player's settings in every game (``/v1/me``)."""

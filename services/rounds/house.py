@@ -156,7 +156,7 @@ class HouseAdapter(Adapter):
         """Place or raise the player's wagers: all are in, with their holds, or none (on an operator's wallet table,
         only once the operator has debited them: ``services.rounds.stakes``)."""
         bets = [SpotBet(str(bet.side), str(bet.seat), bet.stake) for bet in bets]  # a game's enums as their names
-        request = {"op": "bets", "round": round_id, "bets": [[b.side, b.seat, b.stake] for b in bets]}
+        request = slip_request(round_id, bets)
 
         def betting(session: Session) -> tuple[Row[Any, Any, Any, Any], datetime]:
             if not bets:
@@ -283,6 +283,11 @@ class HouseAdapter(Adapter):
         if round_.phase != self.betting_phase or now >= aware(round_.betting_closes_at):
             raise BettingClosedError(f"round {round_id}: betting is closed (phase {round_.phase})")
         return round_, now
+
+
+def slip_request(round_id: str, bets: Sequence[SpotBet]) -> dict[str, Any]:
+    """What a slip's idempotency key is claimed for (one slip path or the batch: the same request, the same key)."""
+    return {"op": "bets", "round": round_id, "bets": [[b.side, b.seat, b.stake] for b in bets]}
 
 
 def _write(connection: Connection, slip: Slip, now: datetime) -> None:

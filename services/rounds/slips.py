@@ -37,7 +37,7 @@ from services.ledger.errors import InsufficientFundsError, InvalidAmountError, L
 from services.ledger.ledger import Ledger, Locked
 from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError
-from services.rounds.house import HouseAdapter, Slip, SpotBet
+from services.rounds.house import HouseAdapter, Slip, SpotBet, slip_request
 from services.rounds.slip_writes import Accepted, OwnWager, own_wagers, written
 from services.rounds.stakes import Debited, StakeChangedError
 
@@ -63,7 +63,7 @@ class Pending:
 
     @property
     def request(self) -> dict[str, Any]:  # what the key is claimed for (as the one-slip path fingerprints it)
-        return {"op": "bets", "round": self.round_id, "bets": [[b.side, b.seat, b.stake] for b in self.bets]}
+        return slip_request(self.round_id, self.bets)
 
 
 class SlipsStoppedError(RoundError):
@@ -94,9 +94,8 @@ class SlipWriter:
         ``debited``: a slip of an operator's-wallet table, its stake accepted there (``alone``: its own
         transaction, should the batch fail as a whole)."""
         slip = Pending(adapter, player, round_id, list(bets), key, then=then, debited=debited, alone=alone)
-        if self._stopped:  # a slip debited at the operator is placed on its own (a refusal would roll it back)
-            stopped = SlipsStoppedError("the API is stopping and takes no more bet slips; send it again")
-            _answer(slip, _alone(self.service, slip) if slip.debited is not None else stopped)
+        if self._stopped:
+            self._stopping(slip, "the API is stopping and takes no more bet slips; send it again")
             return slip.answer
         thread = self._thread
         if thread is None or not thread.is_alive():
@@ -120,8 +119,12 @@ class SlipWriter:
             except queue.Empty:
                 return
             if left is not None:
-                stopped = SlipsStoppedError("the API stopped before the slip was written; send it again")
-                _answer(left, _alone(self.service, left) if left.debited is not None else stopped)
+                self._stopping(left, "the API stopped before the slip was written; send it again")
+
+    def _stopping(self, slip: Pending, words: str) -> None:
+        """A slip the stopping writer will not write: refused, or (debited at the operator already, which a refusal
+        would roll back) placed on its own."""
+        _answer(slip, _alone(self.service, slip) if slip.debited is not None else SlipsStoppedError(words))
 
     def _run(self) -> None:
         carried: Pending | None = None  # a slip whose key its batch already had: the first of the next batch

@@ -135,6 +135,11 @@ def staked(
         return stored
     tries = 0
     answer: WalletAnswer
+
+    def kept() -> WalletCallRecord:
+        """The operator's answer recorded in a transaction of its own (when it is not kept with the placing)."""
+        return run_transaction(service.sessions, lambda s: wallet.answered(s, record.request_id, answer, tries))
+
     if record.status == PENDING:
         sent, tries, error = wallet.call(record)
         if sent is None:
@@ -145,9 +150,7 @@ def staked(
             )
         answer = sent
         if answer.status != "ok":  # refused: recorded, and said
-            wallet.final(
-                run_transaction(service.sessions, lambda s: wallet.answered(s, record.request_id, answer, tries))
-            )
+            wallet.final(kept())
     else:
         answer = wallet.final(record)  # a debit answered before (a retry): its answer, or its refusal
     debit = Debit(transaction, record.amount, answer.balance)
@@ -164,7 +167,7 @@ def staked(
         return service.run(placed)
     except REFUSALS as refusal:  # refused inside the transaction: nothing was placed, the debit goes back
         if tries:  # the answer was not kept (only a placed stake's is): kept now, so the rollback needs not ask again
-            run_transaction(service.sessions, lambda s: wallet.answered(s, record.request_id, answer, tries))
+            kept()
         try:  # (not if another request with the same key placed the stake with this debit meanwhile)
             wallet.rollback(transaction, f"the stake was not placed: {refusal}")
         except WalletError as error:
@@ -173,7 +176,7 @@ def staked(
     except Exception:  # not placed for another reason (the database): the answer kept if it can be, the debit left
         if tries:  # to the sender, which rolls it back when the round ends if it was never placed
             try:
-                run_transaction(service.sessions, lambda s: wallet.answered(s, record.request_id, answer, tries))
+                kept()
             except Exception as error:  # the database still away: the sender asks the operator again
                 log.warning("the answer to %s not kept: %s", transaction, " ".join(str(error).split())[:200])
         raise

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import httpx
 from sqlalchemy import select
@@ -29,6 +30,7 @@ from services.wallet.protocol import WalletAnswer, WalletCall, WalletConfig, ans
 from services.wallet.seamless import new_call, record_of, rollback_of
 
 log = logging.getLogger("studio.wallet")
+T = TypeVar("T")
 
 
 class WalletRefusedError(WalletError):
@@ -114,10 +116,7 @@ class SeamlessWallet:
                 return None
             return self.recorded(session, call, ROLLBACK, mirrored=True)  # nothing mirrored: nothing to reverse
 
-        try:
-            record = run_transaction(self.sessions, unless_placed)
-        except IntegrityError:  # recorded meanwhile by another sender of the same rollback
-            record = run_transaction(self.sessions, unless_placed)
+        record = self._recording(unless_placed)
         if record is None:
             log.info("no rollback of %s: a stake was placed with it", original_transaction_id)
             return None
@@ -151,10 +150,14 @@ class SeamlessWallet:
         return left
 
     def _record(self, call: WalletCall, purpose: str, mirrored: bool) -> WalletCallRecord:
+        return self._recording(lambda session: self.recorded(session, call, purpose, mirrored))
+
+    def _recording(self, write: Callable[[Session], T]) -> T:
+        """``write`` (a call's row recorded) in a transaction; once more if another sender recorded it meanwhile."""
         try:
-            return run_transaction(self.sessions, lambda session: self.recorded(session, call, purpose, mirrored))
-        except IntegrityError:  # recorded meanwhile by another sender of the same transaction
-            return run_transaction(self.sessions, lambda session: self.recorded(session, call, purpose, mirrored))
+            return run_transaction(self.sessions, write)
+        except IntegrityError:  # the row is found this time
+            return run_transaction(self.sessions, write)
 
     @staticmethod
     def recorded(session: Session, call: WalletCall, purpose: str, mirrored: bool = False) -> WalletCallRecord:
