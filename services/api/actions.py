@@ -9,7 +9,6 @@ body (``RoundService.act``), so a refusal names only what that game found wrong.
 
 # No ``from __future__ import annotations``: FastAPI reads the endpoints' annotations, which name
 # each action's own body model.
-import asyncio
 from typing import Annotated, Any, Union
 
 from fastapi import APIRouter, Body
@@ -85,10 +84,10 @@ def _endpoint(name: str, body_model: Any, keyed: bool, changes_state: bool) -> A
             services: ServicesDep,
         ) -> Any:
             """On the event loop where it can be (a bet slip queued for its batch), in a worker thread otherwise."""
-            future = services.rounds.act_soon(player.id, round_id, name, body, key)
-            if future is None:
+            soon = services.rounds.act_soon(player.id, round_id, name, body, key)
+            if soon is None:
                 return await run_in_threadpool(act, services, player.id, round_id, body, key)
-            answer = await asyncio.wrap_future(future)
+            answer = await soon
             told(services, round_id)
             return answer
 

@@ -107,6 +107,8 @@ def create_app(
                 rounds.slip_writer.stop()
             if sender is not None:
                 sender.stop()
+            if rounds.wallet is not None:
+                rounds.wallet.close_soon()
 
     app = StudioAPI(
         title="studio",

@@ -3,16 +3,15 @@
 The hottest route of the studio (a betting window's last seconds). The lane takes only the plain case, checked as the
 FastAPI route checks it: a player's bearer token this process has seen in the last seconds (no database), confirmed;
 an ``Idempotency-Key`` of 1–128 characters; a JSON body of at most ``MAX_BODY_BYTES`` that the round's game reads as
-its slip; a round whose game this process already knows, on an internal-wallet table. Anything else — no or a
-malformed header, a body its game refuses, a token not seen yet, a query string, a table on the operator's wallet — is
-handed to the FastAPI route exactly as it came (the body replayed), which answers it, and says what is wrong, as it
-always has. The route stays in the OpenAPI document; the answers, their refusals (the app's own exception handlers)
-and the request metrics are the same on both.
+its slip; a round whose game this process already knows (on an operator's-wallet table, a process with the
+operator's wallet configured: the debit is sent from the event loop too). Anything else — no or a malformed header, a
+body its game refuses, a token not seen yet, a query string — is handed to the FastAPI route exactly as it came (the
+body replayed), which answers it, and says what is wrong, as it always has. The route stays in the OpenAPI document;
+the answers, their refusals (the app's own exception handlers) and the request metrics are the same on both.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import logging
@@ -64,9 +63,9 @@ class SlipLane:
         plain = None if identity is None or raw is None else self._plain(headers, identity, found.group(1), raw)
         if plain is None:
             return _replayed(read, receive)
-        future, round_id = plain
+        soon, round_id = plain
         try:
-            answer: BaseModel = await asyncio.wrap_future(future)
+            answer: BaseModel = await soon
         except Exception as error:  # a refusal: answered by the app's handler of its kind (or raised, if none)
             seen = {**scope, "app": self.app, "path_params": {"round_id": round_id}}  # as the route's request had it
             response = await self._handled(seen, receive, error)
@@ -107,8 +106,8 @@ class SlipLane:
             body = action.body.model_validate(json.loads(raw))
         except Exception:  # not JSON, too deep, not the game's slip: the FastAPI route says what is wrong with it
             return None
-        future = action.soon(rounds, identity.id, round_id, body, key)
-        return None if future is None else (future, round_id)
+        soon = action.soon(rounds, identity.id, round_id, body, key)
+        return None if soon is None else (soon, round_id)
 
     async def _handled(self, scope: Scope, receive: Receive, error: Exception) -> Any:
         """The app's answer to the error: its handler's, or (none) the 500 the app's last resort gives, logged."""

@@ -46,6 +46,9 @@ FINISH_MANY = text(
     "FROM unnest(CAST(:keys AS text[]), CAST(:responses AS text[])) AS f(key, response) "
     "WHERE idempotency_keys.key = f.key"
 )
+STORED_MANY = select(KEYS.c.key, KEYS.c.actor, KEYS.c.request_hash, KEYS.c.response).where(
+    KEYS.c.key.in_(bindparam("keys", expanding=True))
+)
 RELEASE = delete(KEYS).where(KEYS.c.key.in_(bindparam("keys", expanding=True)))
 
 
@@ -115,6 +118,35 @@ def stored(session: Session, key: str, actor: str, request: dict[str, Any]) -> d
     return _finished(session, key, actor, fingerprint(request))
 
 
+def stored_many(
+    session: Session, asked: Sequence[tuple[str, str, dict[str, Any]]]
+) -> list[dict[str, Any] | IdempotencyConflictError | None]:
+    """``stored`` for many requests at once, each ``(key, actor, request)``: one statement. For each, in order: the
+    stored response, None (never used, or in progress), or the refusal ``stored`` raises (a key used for another
+    request, or not a key at all)."""
+    found: list[dict[str, Any] | IdempotencyConflictError | None] = [None] * len(asked)
+    valid = []
+    for n, (key, _, _) in enumerate(asked):
+        try:
+            check_key(key)
+        except IdempotencyConflictError as refusal:
+            found[n] = refusal
+        else:
+            valid.append(n)
+    if not valid:
+        return found
+    rows = {row.key: row for row in session.connection().execute(STORED_MANY, {"keys": [asked[n][0] for n in valid]})}
+    for n in valid:
+        key, actor, request = asked[n]
+        row = rows.get(key)
+        if row is not None and row.response:
+            try:
+                found[n] = _answered(key, actor, fingerprint(request), row)
+            except IdempotencyConflictError as refusal:
+                found[n] = refusal
+    return found
+
+
 def check_key(key: str) -> None:
     if not key or len(key) > MAX_KEY_LENGTH:
         raise IdempotencyConflictError(f"idempotency key must be 1–{MAX_KEY_LENGTH} characters, got {len(key)}")
@@ -123,8 +155,11 @@ def check_key(key: str) -> None:
 def _finished(session: Session, key: str, actor: str, digest: str) -> dict[str, Any] | None:
     """The key's stored response (None: no row, or no response yet); refused if it was another request's."""
     row = session.connection().execute(STORED, {"key": key}).first()
-    if row is None or not row.response:
-        return None
+    return None if row is None or not row.response else _answered(key, actor, digest, row)
+
+
+def _answered(key: str, actor: str, digest: str, row: Any) -> dict[str, Any]:
+    """A finished request's stored response, if the key was used for this one."""
     if row.actor != actor or row.request_hash != digest:
         raise IdempotencyConflictError(
             f"idempotency key {key!r} was already used for a different request; use a new key"

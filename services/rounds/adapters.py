@@ -8,8 +8,7 @@ with its request and answer schemas, and runs in the round service's transaction
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
 # (service, player, round_id, body, idempotency key or None) -> the answer
 Run = Callable[["RoundCore", str, str, Any, "str | None"], Any]
 # the same, without blocking (an async endpoint awaits it): a future of the answer, or None where it would block
-Soon = Callable[["RoundCore", str, str, Any, "str | None"], "Future[Any] | None"]
+Soon = Callable[["RoundCore", str, str, Any, "str | None"], "Awaitable[Any] | None"]
 
 
 class Strict(BaseModel):

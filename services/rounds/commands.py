@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -49,8 +48,8 @@ class Commands(RoundCore):
         action, body = self._action(game, round_id, name, body)
         return action.run(self, player, round_id, body, key)
 
-    def act_soon(self, player: str, round_id: str, name: str, body: Any, key: str | None) -> Future[Any] | None:
-        """``act`` from an event loop: the future of its answer where the action can be answered without blocking
+    def act_soon(self, player: str, round_id: str, name: str, body: Any, key: str | None) -> Awaitable[Any] | None:
+        """``act`` from an event loop: its answer to await where the action can be answered without blocking
         and the round's game is known here; else None (``act`` it in a thread)."""
         game = self._round_games.get(round_id)
         action = None if game is None else self._named(game, name)

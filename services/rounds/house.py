@@ -15,12 +15,12 @@ its engine, what a stake holds and the command that closes betting; the rest is 
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, cast
 
 from pydantic import BaseModel, Field
 from sqlalchemy import Connection, Row, Table, bindparam, insert, select, update
@@ -34,8 +34,11 @@ from services.rounds.core import RoundCore
 from services.rounds.errors import BettingClosedError, NotFoundError, RoundError
 from services.rounds.models import Round, Wager
 from services.rounds.records import table_of_round
-from services.rounds.stakes import Debit, Debited, staked
-from services.wallet.seamless import OPERATOR
+from services.rounds.stakes import Debit, Debited, Place, one_price, stake, staked, wallet_of
+from services.wallet.seamless import OPERATOR, stake_transaction
+
+if TYPE_CHECKING:
+    from services.rounds.slips import SlipWriter
 
 ROUNDS = cast(Table, Round.__table__)
 WAGERS = cast(Table, Wager.__table__)
@@ -139,12 +142,18 @@ class HouseAdapter(Adapter):
                 return SlipOut(**writer.submit(self, player, round_id, spots(slip), key or "").result())
             return SlipOut(**self.place_bets(service, player, round_id, spots(slip), key or ""))
 
-        def soon(service: RoundCore, player: str, round_id: str, slip: Any, key: str | None) -> Future[Any] | None:
-            """The slip handed to the writer from the event loop, if nothing on the way needs the database."""
+        def soon(service: RoundCore, player: str, round_id: str, slip: Any, key: str | None) -> Awaitable[Any] | None:
+            """The slip answered on the event loop (queued for the writer's batches; on an operator's-wallet table,
+            its debit sent there meanwhile), if nothing on the way needs the database."""
             writer, table = service.slip_writer, service.known_table(table_of_round(round_id))
-            if writer is None or table is None or table.wallet == OPERATOR:
+            if writer is None or table is None:
                 return None
-            return writer.submit(self, player, round_id, spots(slip), key or "", lambda answer: SlipOut(**answer))
+            if table.wallet != OPERATOR:
+                placed = writer.submit(self, player, round_id, spots(slip), key or "", lambda answer: SlipOut(**answer))
+                return asyncio.wrap_future(placed)
+            if service.wallet is None:
+                return None  # refused by the one-slip path, saying what is missing
+            return self._staked_soon(service, writer, player, round_id, spots(slip), key or "", table.currency)
 
         return Action("bets", body, SlipOut, run, summary, keyed=True, changes_state=False, soon=soon)
 
@@ -155,6 +164,31 @@ class HouseAdapter(Adapter):
     ) -> dict[str, Any]:
         """Place or raise the player's wagers: all are in, with their holds, or none (on an operator's wallet table,
         only once the operator has debited them: ``services.rounds.stakes``)."""
+        request, amount, place = self._stake_parts(service, player, round_id, bets, key)
+        writer = service.slip_writer
+
+        def together(debited: Debited, alone: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+            assert writer is not None
+            return cast(dict[str, Any], writer.submit(self, player, round_id, bets, key, debited=debited,
+                                                      alone=alone).result())  # fmt: skip
+
+        return staked(service, player, round_id, key, request, amount, place, "bet", together if writer else None)
+
+    async def _staked_soon(
+        self, service: RoundCore, writer: SlipWriter, player: str, round_id: str, bets: list[SpotBet], key: str,
+        currency: str,
+    ) -> SlipOut:  # fmt: skip
+        """``place_bets`` of an operator's-wallet slip on the event loop: priced and placed in the writer's batches."""
+        request, amount, place = self._stake_parts(service, player, round_id, bets, key)
+        wallet = wallet_of(service, round_id)
+        steps = writer.on_loop(self, player, round_id, bets, key, one_price(
+            wallet, currency, player, round_id, key, request, amount, "bet"))  # fmt: skip
+        return SlipOut(**await stake(service, wallet, stake_transaction(round_id, player, key), place, steps))
+
+    def _stake_parts(
+        self, service: RoundCore, player: str, round_id: str, bets: Sequence[SpotBet], key: str
+    ) -> tuple[dict[str, Any], Callable[[Session], int], Place]:
+        """A slip's idempotency request, its pricing and its placing (``services.rounds.stakes``)."""
         bets = [SpotBet(str(bet.side), str(bet.seat), bet.stake) for bet in bets]  # a game's enums as their names
         request = slip_request(round_id, bets)
 
@@ -188,14 +222,7 @@ class HouseAdapter(Adapter):
         def amount(session: Session) -> int:
             return plan(session, *betting(session)).holding()
 
-        writer = service.slip_writer
-
-        def together(debited: Debited, alone: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-            assert writer is not None
-            return cast(dict[str, Any], writer.submit(self, player, round_id, bets, key, debited=debited,
-                                                      alone=alone).result())  # fmt: skip
-
-        return staked(service, player, round_id, key, request, amount, place, "bet", together if writer else None)
+        return request, amount, place
 
     def close(
         self, service: RoundCore, session: Session, round_: Round, engine: Any, window: Window, actor: str

@@ -3,21 +3,25 @@ PostgreSQL (no statement text built per batch size, no value converted one by on
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Connection, bindparam, insert, select, text
+from sqlalchemy import Connection, Table, bindparam, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from services.ledger.ledger import HOLDS, Ledger, Locked, Movement
 from services.ledger.models import AccountKind, utcnow
+from services.rounds.core import RoundCore
+from services.rounds.errors import RoundError
 from services.rounds.house import NEW_WAGERS, RAISE_WAGERS, WAGERS, Slip
 from services.rounds.stakes import Debited
-from services.wallet.models import WalletCallRecord
-from services.wallet.outbox import SeamlessWallet
-from services.wallet.seamless import MIRROR_IN, refuse_if_rolled_back
+from services.wallet.models import OK, WalletCallRecord
+from services.wallet.outbox import first_answer
+from services.wallet.seamless import MIRROR_IN, DebitRolledBackError, rollback_of
 
 INSERT_HOLDS = insert(HOLDS).returning(HOLDS.c.id, sort_by_parameter_order=True)  # one hold id per row, in order
 # On PostgreSQL the same fed as arrays (no statement text built per batch size, no value converted one by one)
@@ -50,6 +54,31 @@ OWN_BY_ROUND_ANY = text(  # PostgreSQL: the players as one array
 )
 
 
+def betting_rounds(
+    service: RoundCore, session: Session, batch: Sequence[Any], slips: list[int], outcomes: list[Any]
+) -> dict[str, Any]:
+    """The rounds of the batch's ``slips`` (each with an ``adapter`` and a ``round_id``) under the shared lock, in id
+    order, where betting is open; the slips of any other are refused in ``outcomes``."""
+    rounds: dict[str, Any] = {}
+    connection = session.connection()
+    for round_id in sorted({batch[i].round_id for i in slips}):
+        theirs = [i for i in slips if batch[i].round_id == round_id]
+        try:
+            rounds[round_id] = batch[theirs[0]].adapter._betting_round(service, connection, round_id)[0]
+        except RoundError as refusal:
+            for i in theirs:
+                outcomes[i] = own_error(refusal)
+    return rounds
+
+
+def own_error(error: BaseException) -> BaseException:
+    """A copy of ``error`` for one slip (an exception raised to several requests would gather their tracebacks)."""
+    try:
+        return copy.copy(error)
+    except Exception:  # an exception that cannot be copied: the one instance
+        return error
+
+
 class OwnWager(NamedTuple):
     """A player's wager as the slip's plan reads it (``OWN_WAGERS``' columns)."""
 
@@ -71,6 +100,11 @@ class Accepted:
     currency: str
     wallet: int
     escrow: int
+
+    @property
+    def debit_of(self) -> Debited:
+        assert self.debited is not None
+        return self.debited
 
 
 def own_wagers(session: Session, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], list[Any]]:
@@ -104,9 +138,9 @@ def written(
     connection = session.connection()
     hold_ids = _inserted_holds(connection, rows)
     movements: dict[str, list[Movement]] = defaultdict(list)
-    for each in accepted:  # an operator's-wallet slip: its debit's answer kept and mirrored into the wallet first
-        if each.debited is not None:
-            movements[each.currency].append(_mirrored(session, ledgers[each.currency], each))
+    debited = [each for each in accepted if each.debited is not None]
+    for each, mirror in zip(debited, _mirrors(session, ledgers, debited) if debited else [], strict=True):
+        movements[each.currency].append(mirror)  # an operator's-wallet slip: its debit mirrored into the wallet first
     for row, each, hold_id in zip(rows, owners, hold_ids, strict=True):
         movements[each.currency].append(
             Movement(each.wallet, each.escrow, row["amount"], "hold", row["round_id"], row["wager_id"], hold_id)
@@ -145,20 +179,50 @@ def _inserted_holds(connection: Connection, rows: list[dict[str, Any]]) -> list[
     return ids
 
 
-def _mirrored(session: Session, ledger: Ledger, each: Accepted) -> Movement:
-    """The operator's accepted debit of the slip's stake: its answer recorded (if not before), its outbox row marked
-    mirrored; the mirror's movement (``cash → wallet``) to post with the batch's holds."""
-    debited = each.debited
-    assert debited is not None
-    debit = debited.debit
-    row: WalletCallRecord | None
-    if debited.tries:
-        row = SeamlessWallet.answered(session, debited.request_id, debited.answer, debited.tries)
-    else:
-        row = session.get(WalletCallRecord, debited.request_id, with_for_update=True)
-    if row is None or row.status != "ok" or row.amount != debit.amount or row.player != each.player:
-        raise AssertionError(f"the stake {debit.transaction} has no accepted debit of {debit.amount}")
-    refuse_if_rolled_back(session, debit.transaction)
-    row.mirrored_at = utcnow()
-    cash = ledger.account(AccountKind.CASH)
-    return Movement(cash, each.wallet, debit.amount, MIRROR_IN, each.round_id, memo=debit.transaction)
+CALLS = cast(Table, WalletCallRecord.__table__)
+LOCK_DEBITS = (
+    select(CALLS.c.request_id, CALLS.c.transaction_id, CALLS.c.status, CALLS.c.amount, CALLS.c.player, CALLS.c.answer)
+    .where(CALLS.c.request_id.in_(bindparam("ids", expanding=True)))
+    .order_by(CALLS.c.request_id)
+    .with_for_update()
+)
+FOUND_CALLS = select(CALLS.c.transaction_id).where(CALLS.c.transaction_id.in_(bindparam("ids", expanding=True)))
+MIRRORED = (
+    update(CALLS)
+    .where(CALLS.c.request_id == bindparam("b_id"))
+    .values(status=bindparam("b_status"), answer=bindparam("b_answer"), answered_at=bindparam("b_answered_at"),
+            attempts=CALLS.c.attempts + bindparam("b_tries"), mirrored_at=bindparam("b_now"))
+)  # fmt: skip
+
+
+def _mirrors(session: Session, ledgers: dict[str, Ledger], debited: list[Accepted]) -> list[Movement]:
+    """The operator's accepted debits of the slips' stakes: their outbox rows locked (in id order), each answer
+    recorded if it was not, each row marked mirrored — by one statement each; the mirrors' movements (``cash →
+    wallet``) to post with the batch's holds. A debit not as accepted, or rolled back meanwhile, fails the batch (its
+    slips are then placed one by one, where that one is refused)."""
+    connection = session.connection()
+    ids = sorted(each.debit_of.request_id for each in debited)
+    rows = {row.request_id: row for row in connection.execute(LOCK_DEBITS, {"ids": ids})}
+    rollbacks = [rollback_of(each.debit_of.debit.transaction) for each in debited]
+    rolled_back = set(connection.scalars(FOUND_CALLS, {"ids": rollbacks}))
+    now = utcnow()
+    updates, movements = [], []
+    for each in debited:
+        debited_ = each.debit_of
+        debit, row = debited_.debit, rows.get(debited_.request_id)
+        if row is None:
+            raise AssertionError(f"the stake {debit.transaction} has no recorded debit")
+        status, answer, answered_at = row.status, row.answer, None
+        first = first_answer(row.request_id, row.status, row.answer, debited_.answer) if debited_.tries else None
+        if first is not None:
+            (status, answer), answered_at = first, now
+        if status != OK or row.amount != debit.amount or row.player != each.player:
+            raise AssertionError(f"the stake {debit.transaction} has no accepted debit of {debit.amount}")
+        if rollback_of(debit.transaction) in rolled_back:
+            raise DebitRolledBackError(f"the debit {debit.transaction} was rolled back before its stake was placed")
+        updates.append({"b_id": row.request_id, "b_status": status, "b_answer": answer, "b_tries": debited_.tries,
+                        "b_answered_at": answered_at, "b_now": now})  # fmt: skip
+        cash = ledgers[each.currency].account(AccountKind.CASH)
+        movements.append(Movement(cash, each.wallet, debit.amount, MIRROR_IN, each.round_id, memo=debit.transaction))
+    connection.execute(MIRRORED, updates)
+    return movements

@@ -18,7 +18,8 @@ stakes of a batch take the studio's cash account once, not once each.
 
 from __future__ import annotations
 
-import copy
+import asyncio
+import functools
 import logging
 import queue
 import threading
@@ -26,7 +27,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from sqlalchemy.orm import Session
 
@@ -38,13 +39,17 @@ from services.ledger.ledger import Ledger, Locked
 from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError
 from services.rounds.house import HouseAdapter, Slip, SpotBet, slip_request
-from services.rounds.slip_writes import Accepted, OwnWager, own_wagers, written
-from services.rounds.stakes import Debited, StakeChangedError
+from services.rounds.slip_prices import priced
+from services.rounds.slip_writes import Accepted, OwnWager, betting_rounds, own_error, own_wagers, written
+from services.rounds.stakes import Debited, Price, StakeChangedError, Steps, priced_alone
+from services.wallet.models import WalletCallRecord
+from services.wallet.protocol import WalletAnswer
 
 log = logging.getLogger("studio.bets")
 MAX_BATCH = 500  # slips in one transaction at most (a burst beyond it is the next batch)
 STOP_WAIT_S = 10.0  # how long a stop waits for the slips queued before it to be written
 REFUSALS = (RoundError, GameError, LedgerError)  # a slip's own refusal: the one-slip path raises the same
+T = TypeVar("T")
 
 
 @dataclass(eq=False)
@@ -59,7 +64,8 @@ class Pending:
     answer: Future[Any] = field(default_factory=Future)
     then: Callable[[dict[str, Any]], Any] | None = None  # what the answer becomes (the API's model of it)
     debited: Debited | None = None  # an operator's-wallet slip: its stake debited there, to mirror and hold here
-    alone: Callable[[], dict[str, Any]] | None = None  # its own transaction, if the batch fails (else ``place_bets``)
+    alone: Callable[[], Any] | None = None  # its own transaction, if the batch fails (else ``place_bets``)
+    pricing: bool = False  # an operator's-wallet slip's first step: priced, its debit recorded (not placed)
 
     @property
     def request(self) -> dict[str, Any]:  # what the key is claimed for (as the one-slip path fingerprints it)
@@ -94,6 +100,9 @@ class SlipWriter:
         ``debited``: a slip of an operator's-wallet table, its stake accepted there (``alone``: its own
         transaction, should the batch fail as a whole)."""
         slip = Pending(adapter, player, round_id, list(bets), key, then=then, debited=debited, alone=alone)
+        return self._queued(slip)
+
+    def _queued(self, slip: Pending) -> Future[Any]:
         if self._stopped:
             self._stopping(slip, "the API is stopping and takes no more bet slips; send it again")
             return slip.answer
@@ -105,6 +114,22 @@ class SlipWriter:
                     self._thread.start()
         self._queue.put(slip)
         return slip.answer
+
+    def price(
+        self, adapter: HouseAdapter, player: str, round_id: str, bets: Sequence[SpotBet], key: str,
+        alone: Callable[[], Any],
+    ) -> Future[Any]:  # fmt: skip
+        """Queue an operator's-wallet slip's first step for the next batch: the future of its finished answer (a
+        retry), its debit's outbox row, or its refusal (``alone``: the step in a transaction of its own, should the
+        batch fail as a whole)."""
+        return self._queued(Pending(adapter, player, round_id, list(bets), key, alone=alone, pricing=True))
+
+    def on_loop(
+        self, adapter: HouseAdapter, player: str, round_id: str, bets: Sequence[SpotBet], key: str, price: Price
+    ) -> Steps:
+        """An operator's-wallet stake's steps on the event loop: priced and placed in this writer's batches, the
+        operator's wallet called with the other requests' calls in flight (``price``: the first step alone)."""
+        return _OnLoop(self, adapter, player, round_id, list(bets), key, price)
 
     def stop(self) -> None:
         """Write what is queued, then end; a slip that comes meanwhile is refused (never left waiting)."""
@@ -162,11 +187,20 @@ class SlipWriter:
         self.batches += 1
         self.slips += len(batch)
         outcomes: list[Outcome]
+        placing = [slip for slip in batch if not slip.pricing]
+        pricing = [slip for slip in batch if slip.pricing]
+
+        def both(session: Session) -> list[Outcome]:
+            placed = _together(self.service, session, placing) if placing else []
+            found = iter(placed + (priced(self.service, session, pricing) if pricing else []))
+            by_slip = dict(zip(placing + pricing, found, strict=True))
+            return [by_slip[slip] for slip in batch]
+
         try:
-            outcomes = self.service.run(lambda session: _together(self.service, session, batch))
+            outcomes = self.service.run(both)
         except UNAVAILABLE as error:
             log.warning("a batch of %d bet slips: the database is unavailable (%s)", len(batch), error)
-            outcomes = [_own(error) for _ in batch]
+            outcomes = [own_error(error) for _ in batch]
         except Exception:  # anything else: each slip is placed alone, where its own error is its answer
             log.warning("a batch of %d bet slips failed as a whole; placing them one by one", len(batch), exc_info=True)
             outcomes = [None] * len(batch)
@@ -174,7 +208,7 @@ class SlipWriter:
             _answer(slip, _alone(self.service, slip) if outcome is None else outcome)
 
 
-def _answer(slip: Pending, outcome: dict[str, Any] | BaseException) -> None:
+def _answer(slip: Pending, outcome: dict[str, Any] | WalletCallRecord | BaseException) -> None:
     """Give the slip's request its answer, unless it stopped waiting (its future cancelled: a client gone)."""
     if not slip.answer.set_running_or_notify_cancel():
         return
@@ -182,20 +216,12 @@ def _answer(slip: Pending, outcome: dict[str, Any] | BaseException) -> None:
         if isinstance(outcome, BaseException):
             slip.answer.set_exception(outcome)
         else:
-            slip.answer.set_result(outcome if slip.then is None else slip.then(outcome))
+            slip.answer.set_result(outcome if slip.then is None else slip.then(cast(dict[str, Any], outcome)))
     except Exception as error:  # the answer's own model refused it: the request is told, the writer goes on
         slip.answer.set_exception(error)
 
 
-def _own(error: BaseException) -> BaseException:
-    """A copy of ``error`` for one slip (an exception raised to several requests would gather their tracebacks)."""
-    try:
-        return copy.copy(error)
-    except Exception:  # an exception that cannot be copied: the one instance
-        return error
-
-
-def _alone(service: RoundCore, slip: Pending) -> dict[str, Any] | BaseException:
+def _alone(service: RoundCore, slip: Pending) -> Any:
     try:
         if slip.alone is not None:
             return slip.alone()
@@ -204,7 +230,37 @@ def _alone(service: RoundCore, slip: Pending) -> dict[str, Any] | BaseException:
         return error
 
 
-Outcome = dict[str, Any] | BaseException | None  # the answer, the refusal, or None: place it alone
+# the answer (a priced slip: its debit's outbox row), the refusal, or None: place it alone
+Outcome = dict[str, Any] | WalletCallRecord | BaseException | None
+
+
+class _OnLoop(Steps):
+    def __init__(
+        self, writer: SlipWriter, adapter: HouseAdapter, player: str, round_id: str, bets: list[SpotBet], key: str,
+        price: Price,
+    ) -> None:  # fmt: skip
+        self.writer, self.adapter, self.player, self.round_id, self.bets, self.key = (writer, adapter, player,
+                                                                                      round_id, bets, key)  # fmt: skip
+        self._price = price
+
+    async def price(self) -> dict[str, Any] | WalletCallRecord:
+        service = self.writer.service
+        alone = functools.partial(priced_alone, service, self._price)
+        return await asyncio.wrap_future(self.writer.price(self.adapter, self.player, self.round_id, self.bets,
+                                                           self.key, alone))  # fmt: skip
+
+    async def call(self, record: WalletCallRecord) -> tuple[WalletAnswer | None, int, str]:
+        wallet = self.writer.service.wallet
+        assert wallet is not None  # (a stake of an operator's-wallet table is refused before, without one)
+        return await wallet.call_soon(record)
+
+    async def blocking(self, work: Callable[[], T]) -> T:
+        return await asyncio.to_thread(work)
+
+    async def place(self, debited: Debited, alone: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        placed = self.writer.submit(self.adapter, self.player, self.round_id, self.bets, self.key, debited=debited,
+                                    alone=alone)  # fmt: skip
+        return cast(dict[str, Any], await asyncio.wrap_future(placed))
 
 
 def _together(service: RoundCore, session: Session, batch: list[Pending]) -> list[Outcome]:
@@ -212,7 +268,10 @@ def _together(service: RoundCore, session: Session, batch: list[Pending]) -> lis
     outcomes: list[Outcome] = [None] * len(batch)
     claimed = _claimed(session, batch, outcomes)
     now = service.clock.now()
-    rounds = _betting_rounds(service, session, batch, claimed, outcomes)
+    for i in claimed:
+        if not batch[i].bets:
+            outcomes[i] = RoundError("a bet slip needs at least one bet")
+    rounds = betting_rounds(service, session, batch, [i for i in claimed if outcomes[i] is None], outcomes)
     live = [i for i in claimed if outcomes[i] is None]
     currencies = {round_id: service.table(session, row.table_id).currency for round_id, row in rounds.items()}
     ledgers: dict[str, Ledger] = {}
@@ -273,25 +332,6 @@ def _claimed(session: Session, batch: list[Pending], outcomes: list[Outcome]) ->
         except LedgerError as refusal:
             outcomes[i] = refusal
     return mine
-
-
-def _betting_rounds(
-    service: RoundCore, session: Session, batch: list[Pending], claimed: list[int], outcomes: list[Outcome]
-) -> dict[str, Any]:
-    """Each round of the slips under the shared lock (in id order), if betting is open; else its slips refused."""
-    for i in claimed:
-        if not batch[i].bets:
-            outcomes[i] = RoundError("a bet slip needs at least one bet")
-    rounds: dict[str, Any] = {}
-    connection = session.connection()
-    for round_id in sorted({batch[i].round_id for i in claimed if outcomes[i] is None}):
-        slips = [i for i in claimed if batch[i].round_id == round_id and outcomes[i] is None]
-        try:
-            rounds[round_id] = batch[slips[0]].adapter._betting_round(service, connection, round_id)[0]
-        except RoundError as refusal:
-            for i in slips:
-                outcomes[i] = _own(refusal)
-    return rounds
 
 
 def _judged(

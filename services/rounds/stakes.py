@@ -9,10 +9,11 @@ the wallet sender when its round ends, if it was never placed.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -20,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from services.db.unit_of_work import run_transaction
 from services.games.base import GameError
+from services.inline import inline
 from services.ledger import idempotency
 from services.ledger.errors import LedgerError
 from services.ledger.ledger import Ledger, Locked
@@ -28,12 +30,13 @@ from services.rounds.errors import RoundError
 from services.rounds.records import table_of_round
 from services.wallet.errors import WalletError
 from services.wallet.models import PENDING, STAKE, WalletCallRecord
-from services.wallet.outbox import OutcomeUnknownError
+from services.wallet.outbox import OutcomeUnknownError, SeamlessWallet
 from services.wallet.protocol import WalletAnswer
 from services.wallet.seamless import OPERATOR, mirror_stake, new_call, rollback_of, stake_transaction
 
 log = logging.getLogger("studio.wallet")
 REFUSALS = (RoundError, GameError, LedgerError, WalletError)  # raised before the commit: nothing was placed
+T = TypeVar("T")
 
 
 class WalletNotConfiguredError(RoundError):
@@ -82,9 +85,45 @@ class Debited:
     tries: int
 
 
+class Steps:
+    """How a stake's flow (``stake``) runs: here, each step a plain call in the caller's thread (a worker thread's
+    request; ``inline``) — or, given the slip writer's steps (``services.rounds.slips``), awaited on the event loop."""
+
+    async def price(self) -> dict[str, Any] | WalletCallRecord:
+        """The first step: a finished request's answer, or the slip priced and its debit recorded."""
+        raise NotImplementedError
+
+    async def call(self, record: WalletCallRecord) -> tuple[WalletAnswer | None, int, str]:
+        """The recorded debit sent to the operator (``SeamlessWallet.call``)."""
+        raise NotImplementedError
+
+    async def blocking(self, work: Callable[[], T]) -> T:
+        """Work that waits for the database (a refusal's paperwork): where it may block."""
+        return work()
+
+    async def place(self, debited: Debited, alone: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """The second step: the stake placed with its debit's mirror (``alone``: in a transaction of its own)."""
+        return alone()
+
+
 # Where a debited stake is placed instead of a transaction of its own: the API's slip writer, with the stake's own
 # transaction to fall back on (``alone``). Either way: the stake's answer, or the refusal raised.
 Together = Callable[[Debited, Callable[[], dict[str, Any]]], dict[str, Any]]
+Price = Callable[[Session], "dict[str, Any] | WalletCallRecord"]
+
+
+class _Here(Steps):
+    def __init__(self, service: RoundCore, wallet: SeamlessWallet, price: Price, together: Together | None) -> None:
+        self.service, self.wallet, self._price, self.together = service, wallet, price, together
+
+    async def price(self) -> dict[str, Any] | WalletCallRecord:
+        return priced_alone(self.service, self._price)
+
+    async def call(self, record: WalletCallRecord) -> tuple[WalletAnswer | None, int, str]:
+        return self.wallet.call(record)
+
+    async def place(self, debited: Debited, alone: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        return alone() if self.together is None else self.together(debited, alone)
 
 
 def staked(
@@ -104,35 +143,65 @@ def staked(
     table = service.table_info(table_of_round(round_id))
     if table.wallet != OPERATOR:
         return service.run(lambda session: place(session, None))
-    wallet = service.wallet
-    if wallet is None:
+    wallet = wallet_of(service, round_id)
+    steps = _Here(service, wallet, one_price(wallet, table.currency, player, round_id, key, request, amount, reason),
+                  together)  # fmt: skip
+    return inline(stake(service, wallet, stake_transaction(round_id, player, key), place, steps))
+
+
+def wallet_of(service: RoundCore, round_id: str) -> SeamlessWallet:
+    """The process's operator's wallet, for a stake of ``round_id`` (refused if it has none)."""
+    if service.wallet is None:
         raise WalletNotConfiguredError(
             f"round {round_id} stakes through the operator's wallet, and this process has none configured "
             "(STUDIO_WALLET_URL, STUDIO_WALLET_SECRET)"
         )
+    return service.wallet
+
+
+def one_price(
+    wallet: SeamlessWallet, currency: str, player: str, round_id: str, key: str, request: dict[str, Any],
+    amount: Callable[[Session], int], reason: str,
+) -> Price:  # fmt: skip
+    """The first step of one stake, in its own transaction: a finished request's answer; or the stake priced and its
+    debit recorded, to be sent (the slip writer prices many at once: ``services.rounds.slip_prices``)."""
     transaction = stake_transaction(round_id, player, key)
 
-    def price(session: Session) -> tuple[dict[str, Any] | None, WalletCallRecord | None]:
-        """The first step: a finished request's answer; or the slip priced and its debit recorded, to be sent."""
+    def price(session: Session) -> dict[str, Any] | WalletCallRecord:
         stored = idempotency.stored(session, key, player, request)
         if stored is not None:
-            return stored, None
+            return stored
         if session.scalar(select(WalletCallRecord.request_id).where(
             WalletCallRecord.transaction_id == rollback_of(transaction)
         )) is not None:  # fmt: skip
-            raise StakeChangedError(
-                f"the debit of this request ({transaction}) was rolled back; send it again with a new idempotency key"
-            )
-        call = new_call("debit", player, amount(session), table.currency, round_id, transaction, reason)
-        return None, wallet.recorded(session, call, STAKE)
+            raise rolled_back(transaction)
+        call = new_call("debit", player, amount(session), currency, round_id, transaction, reason)
+        return wallet.recorded(session, call, STAKE)
 
+    return price
+
+
+def priced_alone(service: RoundCore, price: Price) -> dict[str, Any] | WalletCallRecord:
     try:
-        stored, record = service.run(price)
+        return service.run(price)
     except IntegrityError:  # the same request recorded meanwhile (a retry racing itself): its row is found now
-        stored, record = service.run(price)
-    if stored is not None or record is None:
-        assert stored is not None
-        return stored
+        return service.run(price)
+
+
+def rolled_back(transaction: str) -> StakeChangedError:
+    return StakeChangedError(
+        f"the debit of this request ({transaction}) was rolled back; send it again with a new idempotency key"
+    )
+
+
+async def stake(
+    service: RoundCore, wallet: SeamlessWallet, transaction: str, place: Place, steps: Steps
+) -> dict[str, Any]:
+    """An operator's-wallet stake: priced, sent, placed — each step as ``steps`` takes it."""
+    priced = await steps.price()
+    if isinstance(priced, dict):
+        return priced
+    record = priced
     tries = 0
     answer: WalletAnswer
 
@@ -141,16 +210,16 @@ def staked(
         return run_transaction(service.sessions, lambda s: wallet.answered(s, record.request_id, answer, tries))
 
     if record.status == PENDING:
-        sent, tries, error = wallet.call(record)
+        sent, tries, error = await steps.call(record)
         if sent is None:
-            wallet.attempted(record.request_id, tries, error)
+            await steps.blocking(lambda: wallet.attempted(record.request_id, tries, error))
             raise OutcomeUnknownError(
                 f"the operator's wallet has not answered the debit {transaction} ({error}); it is asked again "
                 "until it does"
             )
         answer = sent
         if answer.status != "ok":  # refused: recorded, and said
-            wallet.final(kept())
+            wallet.final(await steps.blocking(kept))
     else:
         answer = wallet.final(record)  # a debit answered before (a retry): its answer, or its refusal
     debit = Debit(transaction, record.amount, answer.balance)
@@ -161,22 +230,30 @@ def staked(
             wallet.answered(session, record.request_id, answer, tries)
         return place(session, debit)
 
-    try:
-        if together is not None:
-            return together(Debited(debit, record.request_id, answer, tries), lambda: service.run(placed))
-        return service.run(placed)
-    except REFUSALS as refusal:  # refused inside the transaction: nothing was placed, the debit goes back
+    def unplaced(refusal: Exception) -> None:
+        """Refused inside the placing: nothing was placed, the debit goes back (unless another request with the same
+        key placed the stake with it meanwhile)."""
         if tries:  # the answer was not kept (only a placed stake's is): kept now, so the rollback needs not ask again
             kept()
-        try:  # (not if another request with the same key placed the stake with this debit meanwhile)
+        try:
             wallet.rollback(transaction, f"the stake was not placed: {refusal}")
         except WalletError as error:
             log.warning("rollback of %s: %s (the sender sends it again)", transaction, error)
-        raise
-    except Exception:  # not placed for another reason (the database): the answer kept if it can be, the debit left
-        if tries:  # to the sender, which rolls it back when the round ends if it was never placed
+
+    def left() -> None:
+        """Not placed for another reason (the database): the answer kept if it can be, the debit left to the sender,
+        which rolls it back when the round ends if it was never placed."""
+        if tries:
             try:
                 kept()
             except Exception as error:  # the database still away: the sender asks the operator again
                 log.warning("the answer to %s not kept: %s", transaction, " ".join(str(error).split())[:200])
+
+    try:
+        return await steps.place(Debited(debit, record.request_id, answer, tries), lambda: service.run(placed))
+    except REFUSALS as refusal:
+        await steps.blocking(functools.partial(unplaced, refusal))
+        raise
+    except Exception:
+        await steps.blocking(left)
         raise

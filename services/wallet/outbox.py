@@ -11,9 +11,10 @@ debit the operator accepted (an unknown debit is first resolved by asking again;
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import httpx
@@ -22,15 +23,18 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.db.unit_of_work import run_transaction
+from services.inline import inline
 from services.ledger.models import utcnow
 from services.observability import metrics
 from services.wallet.errors import WalletError
 from services.wallet.models import OK, PAYOUT, PENDING, REFUSED, ROLLBACK, STAKE, WalletCallRecord
 from services.wallet.protocol import WalletAnswer, WalletCall, WalletConfig, answer_from, signature
 from services.wallet.seamless import new_call, record_of, rollback_of
+from services.wallet.wire import Answered, Wire, WireError
 
 log = logging.getLogger("studio.wallet")
 T = TypeVar("T")
+CONNECTIONS = 128  # kept open to the operator's wallet from the event loop (a betting window's calls in flight)
 
 
 class WalletRefusedError(WalletError):
@@ -61,6 +65,7 @@ class SeamlessWallet:
         self.config = config
         self.http = http or httpx.Client(timeout=config.timeout_s)
         self.sleep = sleep
+        self._loop_wire: tuple[asyncio.AbstractEventLoop, Wire] | None = None
 
     # ---- the movements ------------------------------------------------------------------------
 
@@ -164,15 +169,7 @@ class SeamlessWallet:
         """The call's outbox row in the caller's transaction: written, or (the same transaction id) the one there."""
         found = session.scalar(select(WalletCallRecord).where(WalletCallRecord.transaction_id == call.transaction_id))
         if found is not None:
-            sent = (found.kind, found.player, found.amount, found.currency, found.round_id,
-                    found.original_transaction_id)  # fmt: skip
-            asked = (call.kind, call.player, call.amount, call.currency, call.round_id, call.original_transaction_id)
-            if sent != asked:
-                raise WalletError(
-                    f"transaction {call.transaction_id} was sent as a {found.kind} of {found.amount} "
-                    f"{found.currency} for {found.player}: one id names one movement"
-                )
-            return found
+            return the_same(found, call)
         record = record_of(call, purpose, mirrored)
         session.add(record)
         session.flush()
@@ -192,6 +189,37 @@ class SeamlessWallet:
     def call(self, record: WalletCallRecord, attempts: int | None = None) -> tuple[WalletAnswer | None, int, str]:
         """Send the recorded call until the operator gives a final answer (nothing written): the answer (None: none
         came), the attempts it took, the last failure."""
+
+        async def post(url: str, body: bytes, headers: dict[str, str]) -> httpx.Response:
+            return self.http.post(url, content=body, headers=headers)
+
+        async def sleep(seconds: float) -> None:
+            self.sleep(seconds)
+
+        return inline(self._calling(record, attempts, post, sleep))
+
+    async def call_soon(
+        self, record: WalletCallRecord, attempts: int | None = None
+    ) -> tuple[WalletAnswer | None, int, str]:
+        """``call`` on the running event loop: the calls of many requests in flight together, no thread each."""
+        loop = asyncio.get_running_loop()
+        if self._loop_wire is None or self._loop_wire[0] is not loop:  # one pool per loop (a test's own)
+            self._loop_wire = (loop, Wire(self.config.base_url, self.config.timeout_s, CONNECTIONS))
+        return await self._calling(record, attempts, self._loop_wire[1].post, asyncio.sleep)
+
+    def close_soon(self) -> None:
+        """Close the event loop's connections (the API's shutdown)."""
+        if self._loop_wire is not None:
+            self._loop_wire[1].close()
+            self._loop_wire = None
+
+    async def _calling(
+        self,
+        record: WalletCallRecord,
+        attempts: int | None,
+        post: Callable[[str, bytes, dict[str, str]], Awaitable[httpx.Response | Answered]],
+        sleep: Callable[[float], Awaitable[None]],
+    ) -> tuple[WalletAnswer | None, int, str]:
         body = record.body.encode()
         headers = {
             "Content-Type": "application/json",
@@ -201,12 +229,12 @@ class SeamlessWallet:
         delay, error, tries = self.config.backoff_s, "", attempts or self.config.attempts
         for attempt in range(tries):
             if attempt:
-                self.sleep(delay)
+                await sleep(delay)
                 delay *= 2
             started, answer = time.perf_counter(), None
             try:
-                response = self.http.post(self.config.url(record.kind), content=body, headers=headers)
-            except httpx.HTTPError as failure:
+                response = await post(self.config.url(record.kind), body, headers)
+            except (httpx.HTTPError, WireError) as failure:
                 error = f"{type(failure).__name__}: {failure}"
             else:
                 answer = answer_from(response.content, response.headers, self.config)
@@ -224,13 +252,10 @@ class SeamlessWallet:
         """The operator's final answer to the call, recorded in the caller's transaction (the first one counts)."""
         row = session.get(WalletCallRecord, request_id, with_for_update=True)
         assert row is not None
-        if row.status == PENDING:  # the first final answer is the answer; a second one changes nothing
-            row.status = OK if answer.status == "ok" else REFUSED
-            row.answer = answer.model_dump_json()
+        first = first_answer(row.request_id, row.status, row.answer, answer)
+        if first is not None:
+            row.status, row.answer = first
             row.answered_at = utcnow()
-        elif row.answer != answer.model_dump_json():
-            log.error("wallet call %s answered twice, differently: kept %s, got %s", row.request_id,
-                      row.answer, answer.model_dump_json())  # fmt: skip
         row.attempts += attempts
         session.flush()
         return row
@@ -253,3 +278,25 @@ class SeamlessWallet:
         if answer.status == "refused":
             raise WalletRefusedError(answer)
         return answer
+
+
+def the_same(found: WalletCallRecord, call: WalletCall) -> WalletCallRecord:
+    """The row recorded for the call's transaction, if it records the same movement (one id names one movement)."""
+    sent = (found.kind, found.player, found.amount, found.currency, found.round_id, found.original_transaction_id)
+    if sent != (call.kind, call.player, call.amount, call.currency, call.round_id, call.original_transaction_id):
+        raise WalletError(
+            f"transaction {call.transaction_id} was sent as a {found.kind} of {found.amount} {found.currency} for "
+            f"{found.player}: one id names one movement"
+        )
+    return found
+
+
+def first_answer(request_id: str, status: str, kept: str | None, answer: WalletAnswer) -> tuple[str, str] | None:
+    """The status and answer to record for a call that had ``status`` and ``kept``: the answer if the call had none
+    (the first final answer is the answer); else None — a second one changes nothing (logged if it differs)."""
+    given = answer.model_dump_json()
+    if status == PENDING:
+        return (OK if answer.status == "ok" else REFUSED), given
+    if kept != given:
+        log.error("wallet call %s answered twice, differently: kept %s, got %s", request_id, kept, given)
+    return None

@@ -5,6 +5,7 @@ with the operator's answers to the unit."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -59,20 +60,22 @@ def operator() -> Iterator[tuple[OperatorWallet, str]]:
         yield wallet, url
 
 
-@pytest.fixture(params=["alone", "batched"])
+@pytest.fixture(params=["alone", "batched", "on the event loop"])
 def table(request: pytest.FixtureRequest, database: Engine, operator: tuple[OperatorWallet, str]) -> Iterator[Table]:
-    """An operator's-wallet table; "batched": its stakes placed by a slip writer, as the API places them."""
+    """An operator's-wallet table; "batched": its stakes placed by a slip writer, as a worker thread of the API
+    places them; "on the event loop": priced and placed in the writer's batches, the debit sent from an event loop,
+    as the API's lane takes a slip."""
     sessions = session_factory(database)
     clock = ManualClock()
     service = RoundService(sessions, clock, games=STUDIO_GAMES)
-    if request.param == "batched":
+    if request.param != "alone":
         service.slip_writer = SlipWriter(service)
     service.wallet = SeamlessWallet(sessions, WalletConfig(operator[1], SECRET, timeout_s=0.3, attempts=3,
                                                            backoff_s=0.01))  # fmt: skip
     service.create_table("s1", "THB", {"commission_bps": 0}, wallet="operator", allow_return_over_100=True)
     for player in ("ana", "binh"):
         PlayerService(sessions).register(player)
-    yield Table(service, sessions, clock, operator[0], WalletSender(service.wallet))
+    yield Table(service, sessions, clock, operator[0], WalletSender(service.wallet), request.param)
     if service.slip_writer is not None:
         service.slip_writer.stop()
 
@@ -80,12 +83,56 @@ def table(request: pytest.FixtureRequest, database: Engine, operator: tuple[Oper
 class Table:
     def __init__(
         self, service: RoundService, sessions: sessionmaker[Session], clock: ManualClock, wallet: OperatorWallet,
-        sender: WalletSender,
+        sender: WalletSender, mode: str = "alone",
     ) -> None:  # fmt: skip
         self.service, self.sessions, self.clock, self.wallet, self.sender = service, sessions, clock, wallet, sender
+        self.on_loop = mode == "on the event loop"
 
     def bet(self, player: str, round_id: str, stake: int, key: str, side: Side = Side.PLAYER) -> dict[str, Any]:
-        return pokdeng(self.service).place_bets(player, round_id, [Bet(side, A, stake)], key)
+        if not self.on_loop:
+            return pokdeng(self.service).place_bets(player, round_id, [Bet(side, A, stake)], key)
+        self.service.table_info("s1")  # the API knows the table's wallet and the round's game once a request asked
+        self.service._round_games[round_id] = "pokdeng"
+        slip = {"bets": [{"side": side.value, "seat": A.value, "stake": stake}]}
+
+        async def on_the_loop() -> Any:
+            soon = self.service.act_soon(player, round_id, "bets", slip, key)
+            if soon is None:  # not taken on the loop (no wallet configured): as the API's route, in a thread
+                assert self.service.wallet is None
+                return await asyncio.to_thread(self.service.act, player, round_id, "bets", slip, key)
+            return await soon
+
+        answer: Any = asyncio.run(on_the_loop())
+        return dict(answer.model_dump())
+
+    def around_calls(self, monkeypatch: pytest.MonkeyPatch, before: Any = None, after: Any = None) -> None:
+        """``before(record)`` and ``after(record)`` around each call to the operator's wallet."""
+        wallet = self.service.wallet
+        assert wallet is not None
+        if self.on_loop:
+            call_soon = wallet.call_soon
+
+            async def soon(record: Any, *args: Any, **kwargs: Any) -> Any:
+                if before is not None:
+                    before(record)
+                answer = await call_soon(record, *args, **kwargs)
+                if after is not None:
+                    after(record)
+                return answer
+
+            monkeypatch.setattr(wallet, "call_soon", soon)
+            return
+        call = wallet.call
+
+        def here(record: Any, *args: Any, **kwargs: Any) -> Any:
+            if before is not None:
+                before(record)
+            answer = call(record, *args, **kwargs)
+            if after is not None:
+                after(record)
+            return answer
+
+        monkeypatch.setattr(wallet, "call", here)
 
     def play(self, round_id: str, cards: list[str]) -> dict[str, int]:
         """Close betting, deal ``cards`` (no insurance bought, every decision left to time out); each player's net."""
@@ -194,17 +241,12 @@ def test_a_stake_refused_after_its_debit_is_rolled_back_and_its_key_retired(
     table: Table, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     round_id = table.service.open_round("s1")
-    wallet = table.service.wallet
-    assert wallet is not None
-    call = wallet.call
 
-    def debit_then_betting_closes(record: Any, *args: Any, **kwargs: Any) -> Any:
-        answer = call(record, *args, **kwargs)
+    def betting_closes(record: Any) -> None:
         if record.kind == "debit":  # while the operator answered the debit, betting closed (its rollback: as sent)
             pokdeng(table.service).close_betting(round_id)
-        return answer
 
-    monkeypatch.setattr(wallet, "call", debit_then_betting_closes)
+    table.around_calls(monkeypatch, after=betting_closes)
     with pytest.raises(BettingClosedError, match="betting is closed"):
         table.bet("ana", round_id, 100, "k1")
     assert table.wallet.balances["ana"] == START, "the debit was rolled back"
@@ -387,18 +429,14 @@ def test_a_request_racing_its_own_key_never_rolls_back_the_debit_another_placed(
     key's). The second, placed while the first waited on the operator, mirrors it; the first is then refused (the key
     was used for another request) — and must not roll back a debit a placed stake stands on."""
     round_id = table.service.open_round("s1")
-    wallet = table.service.wallet
-    assert wallet is not None
-    call = wallet.call
     raced: list[dict[str, Any]] = []
 
-    def the_other_request_first(record: Any, *args: Any, **kwargs: Any) -> Any:
+    def the_other_request_first(record: Any) -> None:
         if record.kind == "debit" and not raced:
             raced.append({})
             raced[0] = pokdeng(table.service).place_bets("ana", round_id, [Bet(Side.PLAYER, Position("B"), 100)], "k")
-        return call(record, *args, **kwargs)
 
-    monkeypatch.setattr(wallet, "call", the_other_request_first)
+    table.around_calls(monkeypatch, before=the_other_request_first)
     with pytest.raises(IdempotencyConflictError):
         table.bet("ana", round_id, 100, "k")  # seat A: another body under the same key
     monkeypatch.undo()
