@@ -8,8 +8,9 @@ unit of work runs again on a fresh session, where it sees what the winner commit
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from sqlalchemy import Engine, Executable, Row
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.orm import Session, sessionmaker
@@ -45,3 +46,13 @@ def run_transaction(sessions: sessionmaker[Session], work: Callable[[Session], T
 
 def _sqlstate(error: DBAPIError) -> str | None:
     return getattr(error.orig, "sqlstate", None)
+
+
+def read_row(sessions: sessionmaker[Session], statement: Executable, parameters: dict[str, Any]) -> Row[Any] | None:
+    """One read outside any transaction — a hot look-up (a bearer token): on PostgreSQL in autocommit, one round trip
+    instead of three (no ``BEGIN``, no ``ROLLBACK``)."""
+    engine: Engine = sessions.kw["bind"]
+    with engine.connect() as connection:
+        if connection.dialect.name == "postgresql":
+            connection = connection.execution_options(isolation_level="AUTOCOMMIT")
+        return connection.execute(statement, parameters).first()

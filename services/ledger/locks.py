@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from sqlalchemy.orm import Session
 
-from services.ledger.ledger import Ledger, Locked
+from services.ledger.ledger import SYSTEM, Ledger, Locked
 from services.ledger.models import AccountKind
 
 ACCOUNT_CACHE = 200_000  # (currency, kind, owner) account ids kept; cleared when full
@@ -54,6 +54,17 @@ class AccountIds:
             session.info.setdefault(PENDING, {}).update({key: ids[AccountKind(key[1])][key[2]] for key in unknown})
         pairs = {player: (ids[AccountKind.WALLET][player], ids[AccountKind.HOLD][player]) for player in players}
         return pairs, ledger.lock([account for pair in pairs.values() for account in pair])
+
+    def account(self, session: Session, ledger: Ledger, kind: AccountKind, owner: str = SYSTEM) -> int:
+        """``ledger.account``, from this cache when the id is known (the studio's own accounts: every batch asks)."""
+        key = (ledger.currency, str(kind), owner)
+        account_id = self._ids.get(key)
+        if account_id is not None:
+            ledger.know(kind, owner, account_id)
+            return account_id
+        account_id = ledger.account(kind, owner)
+        session.info.setdefault(PENDING, {})[key] = account_id
+        return account_id
 
     @staticmethod
     def pending(session: Session) -> dict[Key, int]:

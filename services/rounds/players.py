@@ -17,7 +17,7 @@ from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from services.db.unit_of_work import run_transaction
+from services.db.unit_of_work import read_row, run_transaction
 from services.rounds.clock import Clock, SystemClock, aware
 from services.rounds.errors import AuthError, NotFoundError, RoundError
 from services.rounds.models import GameTable, Player, TableDealer
@@ -251,8 +251,7 @@ class PlayerService:
             return known
         digest = token_hash(token)
         now = time.monotonic()
-        with self.sessions() as session:
-            row = session.connection().execute(BY_TOKEN, {"token_hash": digest}).first()
+        row = read_row(self.sessions, BY_TOKEN, {"token_hash": digest})
         if row is None:
             self._known.pop(digest, None)
             raise AuthError("unknown or revoked bearer token")

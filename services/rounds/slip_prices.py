@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from services.ledger import idempotency
 from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError
-from services.rounds.slip_writes import OwnWager, betting_rounds, own_wagers
+from services.rounds.slip_writes import CALLS, OwnWager, betting_rounds, own_wagers
 from services.rounds.stakes import REFUSALS, rolled_back
 from services.wallet.models import STAKE, WalletCallRecord
 from services.wallet.outbox import the_same
-from services.wallet.seamless import new_call, record_of, rollback_of, stake_transaction
+from services.wallet.seamless import new_call, rollback_of, row_of, stake_transaction
 
 REASON = "bet"
 
@@ -46,7 +46,7 @@ def priced(service: RoundCore, session: Session, batch: list[Any]) -> list[Any]:
     live = [i for i in live if outcomes[i] is None]
     owns = own_wagers(session, [(batch[i].round_id, batch[i].player) for i in live])
     now = service.clock.now()
-    new: list[WalletCallRecord] = []
+    new: list[dict[str, Any]] = []
     for i in live:
         slip, round_ = batch[i], rounds[batch[i].round_id]
         try:
@@ -56,13 +56,14 @@ def priced(service: RoundCore, session: Session, batch: list[Any]) -> list[Any]:
             currency = service.table(session, round_.table_id).currency
             call = new_call("debit", slip.player, amount, currency, slip.round_id, transactions[i], REASON)
             found = rows.get(transactions[i])
-            outcomes[i] = the_same(found, call) if found is not None else record_of(call, STAKE)
+            if found is not None:
+                outcomes[i] = the_same(found, call)
+                continue
         except REFUSALS as refusal:
             outcomes[i] = refusal
             continue
-        if found is None:
-            new.append(outcomes[i])
+        new.append(row_of(call, STAKE))
+        outcomes[i] = WalletCallRecord(**new[-1])  # (as recorded; not in the session)
     if new:
-        session.add_all(new)
-        session.flush()
+        session.connection().execute(insert(CALLS), new)
     return outcomes

@@ -193,6 +193,13 @@ MIRRORED = (
     .values(status=bindparam("b_status"), answer=bindparam("b_answer"), answered_at=bindparam("b_answered_at"),
             attempts=CALLS.c.attempts + bindparam("b_tries"), mirrored_at=bindparam("b_now"))
 )  # fmt: skip
+MIRRORED_MANY = text(
+    "UPDATE wallet_calls SET status = m.status, answer = m.answer, "
+    "answered_at = COALESCE(m.answered_at, wallet_calls.answered_at), attempts = wallet_calls.attempts + m.tries, "
+    "mirrored_at = :now FROM unnest(CAST(:id AS text[]), CAST(:status AS text[]), CAST(:answer AS text[]), "
+    "CAST(:tries AS integer[]), CAST(:answered_at AS timestamptz[])) AS m(request_id, status, answer, tries, "
+    "answered_at) WHERE wallet_calls.request_id = m.request_id"
+)
 
 
 def _mirrors(session: Session, ledgers: dict[str, Ledger], debited: list[Accepted]) -> list[Movement]:
@@ -207,6 +214,7 @@ def _mirrors(session: Session, ledgers: dict[str, Ledger], debited: list[Accepte
     rolled_back = set(connection.scalars(FOUND_CALLS, {"ids": rollbacks}))
     now = utcnow()
     updates, movements = [], []
+    cash = {currency: ledger.account(AccountKind.CASH) for currency, ledger in ledgers.items()}
     for each in debited:
         debited_ = each.debit_of
         debit, row = debited_.debit, rows.get(debited_.request_id)
@@ -222,7 +230,12 @@ def _mirrors(session: Session, ledgers: dict[str, Ledger], debited: list[Accepte
             raise DebitRolledBackError(f"the debit {debit.transaction} was rolled back before its stake was placed")
         updates.append({"b_id": row.request_id, "b_status": status, "b_answer": answer, "b_tries": debited_.tries,
                         "b_answered_at": answered_at, "b_now": now})  # fmt: skip
-        cash = ledgers[each.currency].account(AccountKind.CASH)
-        movements.append(Movement(cash, each.wallet, debit.amount, MIRROR_IN, each.round_id, memo=debit.transaction))
-    connection.execute(MIRRORED, updates)
+        source = cash[each.currency]
+        movements.append(Movement(source, each.wallet, debit.amount, MIRROR_IN, each.round_id, memo=debit.transaction))
+    if connection.dialect.name == "postgresql":  # one statement fed arrays, not one per row
+        columns = {name: [row[f"b_{name}"] for row in updates] for name in ("id", "status", "answer", "tries",
+                                                                             "answered_at")}  # fmt: skip
+        connection.execute(MIRRORED_MANY, {**columns, "now": now})
+    else:
+        connection.execute(MIRRORED, updates)
     return movements

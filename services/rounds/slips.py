@@ -36,6 +36,7 @@ from services.games.base import GameError
 from services.ledger import idempotency
 from services.ledger.errors import InsufficientFundsError, InvalidAmountError, LedgerError
 from services.ledger.ledger import Ledger, Locked
+from services.ledger.models import AccountKind
 from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError
 from services.rounds.house import HouseAdapter, Slip, SpotBet, slip_request
@@ -282,6 +283,7 @@ def _together(service: RoundCore, session: Session, batch: list[Pending]) -> lis
     for currency, ledger in ledgers.items():
         players = [batch[i].player for i in live if currencies[batch[i].round_id] == currency]
         accounts[currency], locked[currency] = service.accounts.lock_players(session, ledger, players)
+        service.accounts.account(session, ledger, AccountKind.CASH)  # (an operator's debit is mirrored from it)
     owns = own_wagers(session, [(batch[i].round_id, batch[i].player) for i in live])
     balances = {account: row.balance for rows in locked.values() for account, row in rows.items()}
     accepted: list[Accepted] = []

@@ -15,10 +15,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import TypeVar
 
 import httpx
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -138,10 +139,22 @@ class SeamlessWallet:
         return self._send(record)
 
     def drain(self) -> int:
-        """Send every pending call again (oldest first); returns how many are still pending."""
+        """Send every pending call again (oldest first); returns how many are still pending. A stake's debit is left
+        to the request that recorded it until that request gave up (it counts its attempts then) or may no longer be
+        sending it (``WalletConfig.in_flight_s``: its process died): sent twice at once, the operator would answer it
+        twice for nothing."""
+        sent_by_request = utcnow() - timedelta(seconds=self.config.in_flight_s)
+        ours = or_(
+            WalletCallRecord.purpose != STAKE,
+            WalletCallRecord.attempts > 0,
+            WalletCallRecord.created_at < sent_by_request,
+        )
         with self.sessions() as session:
             pending = session.scalars(
-                select(WalletCallRecord).where(WalletCallRecord.status == PENDING).order_by(WalletCallRecord.created_at)
+                select(WalletCallRecord)
+                .where(WalletCallRecord.status == PENDING)
+                .where(ours)
+                .order_by(WalletCallRecord.created_at)
             ).all()
         left = 0
         for record in pending:

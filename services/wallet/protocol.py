@@ -85,6 +85,11 @@ class WalletConfig:
     attempts: int = 5  # attempts in one go before the call is left to the outbox's later retries
     backoff_s: float = 0.2  # doubled after each failed attempt
 
+    @property
+    def in_flight_s(self) -> float:
+        """How long one request may take to send a call: every attempt timing out, with the waits between them."""
+        return self.timeout_s * self.attempts + self.backoff_s * float(2 ** (self.attempts - 1) - 1)
+
     def url(self, kind: str) -> str:
         return f"{self.base_url.rstrip('/')}/{kind}"
 

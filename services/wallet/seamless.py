@@ -24,7 +24,7 @@ import hashlib
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -76,13 +76,19 @@ def new_call(
 
 def record_of(call: WalletCall, purpose: str, mirrored: bool = False) -> WalletCallRecord:
     """The outbox row of a call not yet sent (the caller adds it to its transaction)."""
+    return WalletCallRecord(**row_of(call, purpose, mirrored))
+
+
+def row_of(call: WalletCall, purpose: str, mirrored: bool = False) -> dict[str, Any]:
+    """``record_of``'s columns (for an insert of many rows at once)."""
     now = utcnow()
-    return WalletCallRecord(
-        request_id=call.request_id, transaction_id=call.transaction_id, kind=call.kind, player=call.player,
-        amount=call.amount, currency=call.currency, round_id=call.round_id,
-        original_transaction_id=call.original_transaction_id, body=call.body().decode(), status="pending",
-        attempts=0, last_error="", created_at=now, purpose=purpose, mirrored_at=now if mirrored else None,
-    )  # fmt: skip
+    return {
+        "request_id": call.request_id, "transaction_id": call.transaction_id, "kind": call.kind,
+        "player": call.player, "amount": call.amount, "currency": call.currency, "round_id": call.round_id,
+        "original_transaction_id": call.original_transaction_id, "body": call.body().decode(), "status": "pending",
+        "attempts": 0, "last_error": "", "created_at": now, "purpose": purpose,
+        "mirrored_at": now if mirrored else None, "answer": None, "answered_at": None,
+    }  # fmt: skip
 
 
 # ---- stakes --------------------------------------------------------------------------------------
