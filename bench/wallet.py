@@ -1,6 +1,6 @@
 """Benchmark: bets through the operator's wallet over HTTP, beside the same bets on an internal table and two floors.
 
-    .venv/bin/python bench/wallet.py [--players 1000] [--slips 3] [--concurrency 32] [--rate R]
+    .venv/bin/python bench/wallet.py [--players 1000] [--slips 3] [--concurrency 32] [--rate R] [--repeat R]
 
 The reference operator's wallet (``services.wallet.reference``: signed JSON over HTTP, as an operator would run it)
 serves from its own uvicorn process; the API (``bench.bets``'s server, with ``STUDIO_WALLET_URL`` pointing at that
@@ -12,7 +12,10 @@ same load generator (``bench.bets.drive``; ``--rate`` offers the two bet phases 
 - the bet slips on an ``internal`` table (the studio's ledger);
 - the same slips on an ``operator`` table: each debited at the operator, then placed with its mirror.
 
-Checked afterwards: every slip accepted on the operator's table has exactly one accepted debit, mirrored, and the
+``--repeat R`` runs the four phases R times, each on new tables, and reports the run whose seamless share of the
+internal table is the median (one run's phases can meet different neighbours on a shared machine).
+
+Checked after each run: every slip accepted on the operator's table has exactly one accepted debit, mirrored, and the
 table's holds equal the debits. The last line is one JSON object of the figures.
 """
 
@@ -88,12 +91,12 @@ def operator_wallet() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         stop(process, signal.SIGINT, timeout=20)
 
 
-def direct_debits(count: int) -> list[Request]:
+def direct_debits(count: int, run: int = 0) -> list[Request]:
     """Signed debits of 1 unit straight to the operator's wallet, each its own transaction."""
     requests = []
     for index in range(count):
         call = WalletCall(
-            request_id=uuid.uuid4().hex, transaction_id=f"floor:{index}", kind="debit", player=f"f{index % 997}",
+            request_id=uuid.uuid4().hex, transaction_id=f"floor:{run}:{index}", kind="debit", player=f"f{index % 997}",
             amount=1, currency="THB", round_id="floor-1", sent_at=datetime.now(UTC).isoformat(),
         )  # fmt: skip
         body = call.body()
@@ -126,29 +129,43 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32, help="requests in flight")
     parser.add_argument("--rate", type=float, default=0.0, help="offered bets/s, open loop (0: as fast as it goes)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=1, help="runs of the four phases (new tables each): the median's")
     args = parser.parse_args()
     if not 1 <= args.concurrency <= 1_000 or not 1 <= args.players <= 100_000 or not 1 <= args.slips <= 20:
         parser.error("keep --concurrency ≤ 1000, --players ≤ 100,000 and --slips ≤ 20")
+    if not 1 <= args.repeat <= 20:
+        parser.error("keep --repeat 1–20")
 
     with bench_schema(args.url, "bench_wallet") as (_admin, schema, engine):
         operator_token, tokens = register_and_fund(engine, args.players)
         with operator_wallet() as (wallet_base, wallet_process):
             extra = {"STUDIO_WALLET_URL": wallet_base, "STUDIO_WALLET_SECRET": SECRET}
             with uvicorn_server(args.url, schema, 1, 0, extra) as (base, process):
-                internal_round = open_round(base, operator_token, "house", "internal")
-                seamless_round = open_round(base, operator_token, "seamless", "operator")
-                rng = random.Random(args.seed)
-                internal = bet_requests(rng, internal_round, tokens, args.slips)
-                seamless = bet_requests(random.Random(args.seed), seamless_round, tokens, args.slips)
-                n = len(seamless)
-                floor = asyncio.run(drive(base, [Request("GET", "/healthz")] * n, args.concurrency, process.pid))
-                wallet_floor = asyncio.run(drive(wallet_base, direct_debits(n), args.concurrency, wallet_process.pid))
-                internal_load = asyncio.run(drive(base, internal, args.concurrency, process.pid, args.rate))
-                seamless_load = asyncio.run(drive(base, seamless, args.concurrency, process.pid, args.rate))
-        print(check(engine, seamless_round, seamless_load.accepted(201)))
+                runs = []
+                for run in range(args.repeat):  # each run on new tables: a round of each kind
+                    internal_round = open_round(base, operator_token, f"house{run or ''}", "internal")
+                    seamless_round = open_round(base, operator_token, f"seamless{run or ''}", "operator")
+                    internal = bet_requests(random.Random(args.seed + run), internal_round, tokens, args.slips)
+                    seamless = bet_requests(random.Random(args.seed + run), seamless_round, tokens, args.slips)
+                    n = len(seamless)
+                    floor = asyncio.run(drive(base, [Request("GET", "/healthz")] * n, args.concurrency, process.pid))
+                    wallet_floor = asyncio.run(drive(wallet_base, direct_debits(n, run), args.concurrency,
+                                                     wallet_process.pid))  # fmt: skip
+                    internal_load = asyncio.run(drive(base, internal, args.concurrency, process.pid, args.rate))
+                    seamless_load = asyncio.run(drive(base, seamless, args.concurrency, process.pid, args.rate))
+                    print(check(engine, seamless_round, seamless_load.accepted(201)))
+                    share = seamless_load.accepted(201) / seamless_load.seconds
+                    share /= internal_load.accepted(201) / internal_load.seconds
+                    if args.repeat > 1:
+                        print(f"run {run + 1}: the operator's wallet at {100 * share:.1f} % of the internal table")
+                    runs.append((share, floor, wallet_floor, internal_load, seamless_load))
+        runs.sort(key=lambda each: each[0])
+        _, floor, wallet_floor, internal_load, seamless_load = runs[len(runs) // 2]  # the median run
+        shares = [round(100 * each[0], 1) for each in runs]
 
     offered = f"offered {args.rate:g}/s open loop" if args.rate else "closed loop"
-    print(f"{args.players} players, {n} bet slips per phase, {args.concurrency} connections, bets {offered}")
+    median = f", the median of {args.repeat} runs" if args.repeat > 1 else ""
+    print(f"{args.players} players, {n} bet slips per phase, {args.concurrency} connections, bets {offered}{median}")
     rows: list[tuple[str, Load, int]] = [
         ("floor: GET /healthz", floor, 200),
         ("floor: debit at the wallet", wallet_floor, 200),
@@ -171,6 +188,8 @@ def main() -> None:
         "wallet_floor_per_s": round(rate(wallet_floor, 200), 1),
         "wallet_floor_p99_ms": round(1000 * wallet_floor.percentile(0.99), 1),
         "offered_per_s": args.rate or None,
+        "share_pct": round(100 * rate(seamless_load, 201) / rate(internal_load, 201), 1),
+        "run_shares_pct": shares,
     }
     print(json.dumps(figures))  # the last line: this run's figures
 

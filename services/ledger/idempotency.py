@@ -49,6 +49,9 @@ FINISH_MANY = text(
 STORED_MANY = select(KEYS.c.key, KEYS.c.actor, KEYS.c.request_hash, KEYS.c.response).where(
     KEYS.c.key.in_(bindparam("keys", expanding=True))
 )
+STORED_ANY = text(  # PostgreSQL: the keys as one array
+    "SELECT key, actor, request_hash, response FROM idempotency_keys WHERE key = ANY(CAST(:keys AS text[]))"
+)
 RELEASE = delete(KEYS).where(KEYS.c.key.in_(bindparam("keys", expanding=True)))
 
 
@@ -135,7 +138,9 @@ def stored_many(
             valid.append(n)
     if not valid:
         return found
-    rows = {row.key: row for row in session.connection().execute(STORED_MANY, {"keys": [asked[n][0] for n in valid]})}
+    connection = session.connection()
+    statement = STORED_ANY if connection.dialect.name == "postgresql" else STORED_MANY
+    rows = {row.key: row for row in connection.execute(statement, {"keys": [asked[n][0] for n in valid]})}
     for n in valid:
         key, actor, request = asked[n]
         row = rows.get(key)

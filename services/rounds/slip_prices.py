@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from services.ledger import idempotency
 from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError
-from services.rounds.slip_writes import CALLS, OwnWager, betting_rounds, own_wagers
+from services.rounds.slip_writes import OwnWager, betting_rounds, found_calls, insert_calls, own_wagers
 from services.rounds.stakes import REFUSALS, rolled_back
 from services.wallet.models import STAKE, WalletCallRecord
 from services.wallet.outbox import the_same
@@ -33,9 +32,7 @@ def priced(service: RoundCore, session: Session, batch: list[Any]) -> list[Any]:
     transactions = [stake_transaction(s.round_id, s.player, s.key) for s in batch]
     live = [i for i, outcome in enumerate(outcomes) if outcome is None]
     wanted = [transactions[i] for i in live] + [rollback_of(transactions[i]) for i in live]
-    rows = {row.transaction_id: row for row in session.scalars(
-        select(WalletCallRecord).where(WalletCallRecord.transaction_id.in_(wanted))
-    )} if live else {}  # fmt: skip
+    rows = {row.transaction_id: row for row in found_calls(session.connection(), wanted)}
     for i in live:
         if rollback_of(transactions[i]) in rows:
             outcomes[i] = rolled_back(transactions[i])
@@ -57,7 +54,7 @@ def priced(service: RoundCore, session: Session, batch: list[Any]) -> list[Any]:
             call = new_call("debit", slip.player, amount, currency, slip.round_id, transactions[i], REASON)
             found = rows.get(transactions[i])
             if found is not None:
-                outcomes[i] = the_same(found, call)
+                outcomes[i] = the_same(WalletCallRecord(**found._mapping), call)
                 continue
         except REFUSALS as refusal:
             outcomes[i] = refusal
@@ -65,5 +62,5 @@ def priced(service: RoundCore, session: Session, batch: list[Any]) -> list[Any]:
         new.append(row_of(call, STAKE))
         outcomes[i] = WalletCallRecord(**new[-1])  # (as recorded; not in the session)
     if new:
-        session.connection().execute(insert(CALLS), new)
+        insert_calls(session.connection(), new)
     return outcomes

@@ -54,6 +54,9 @@ OWN_BY_ROUND_ANY = text(  # PostgreSQL: the players as one array
 )
 
 
+ROUNDS_READ = "betting_rounds"  # session.info: the rounds this transaction read under the shared lock
+
+
 def betting_rounds(
     service: RoundCore, session: Session, batch: Sequence[Any], slips: list[int], outcomes: list[Any]
 ) -> dict[str, Any]:
@@ -61,13 +64,19 @@ def betting_rounds(
     order, where betting is open; the slips of any other are refused in ``outcomes``."""
     rounds: dict[str, Any] = {}
     connection = session.connection()
+    read: dict[str, Any] = session.info.setdefault(ROUNDS_READ, {})  # the batch's placing and pricing read each once
     for round_id in sorted({batch[i].round_id for i in slips}):
         theirs = [i for i in slips if batch[i].round_id == round_id]
-        try:
-            rounds[round_id] = batch[theirs[0]].adapter._betting_round(service, connection, round_id)[0]
-        except RoundError as refusal:
+        if round_id not in read:
+            try:
+                read[round_id] = batch[theirs[0]].adapter._betting_round(service, connection, round_id)[0]
+            except RoundError as refusal:
+                read[round_id] = refusal
+        if isinstance(read[round_id], RoundError):
             for i in theirs:
-                outcomes[i] = own_error(refusal)
+                outcomes[i] = own_error(read[round_id])
+        else:
+            rounds[round_id] = read[round_id]
     return rounds
 
 
@@ -186,7 +195,20 @@ LOCK_DEBITS = (
     .order_by(CALLS.c.request_id)
     .with_for_update()
 )
-FOUND_CALLS = select(CALLS.c.transaction_id).where(CALLS.c.transaction_id.in_(bindparam("ids", expanding=True)))
+LOCK_DEBITS_ANY = text(  # PostgreSQL: the ids as one array (one statement text whatever the batch's size)
+    "SELECT request_id, transaction_id, status, amount, player, answer FROM wallet_calls "
+    "WHERE request_id = ANY(CAST(:ids AS text[])) ORDER BY request_id FOR UPDATE"
+)
+CALLS_MANY = text(  # PostgreSQL: a batch's new outbox rows, fed as arrays
+    "INSERT INTO wallet_calls (request_id, transaction_id, kind, player, amount, currency, round_id, body, status, "
+    "attempts, last_error, created_at, purpose) SELECT c.request_id, c.transaction_id, c.kind, c.player, c.amount, "
+    "c.currency, c.round_id, c.body, 'pending', 0, '', :now, c.purpose FROM unnest(CAST(:request_id AS text[]), "
+    "CAST(:transaction_id AS text[]), CAST(:kind AS text[]), CAST(:player AS text[]), CAST(:amount AS bigint[]), "
+    "CAST(:currency AS text[]), CAST(:round_id AS text[]), CAST(:body AS text[]), CAST(:purpose AS text[])) "
+    "AS c(request_id, transaction_id, kind, player, amount, currency, round_id, body, purpose)"
+)
+FOUND_CALLS = select(CALLS).where(CALLS.c.transaction_id.in_(bindparam("ids", expanding=True)))
+FOUND_CALLS_ANY = text("SELECT * FROM wallet_calls WHERE transaction_id = ANY(CAST(:ids AS text[]))")
 MIRRORED = (
     update(CALLS)
     .where(CALLS.c.request_id == bindparam("b_id"))
@@ -202,6 +224,26 @@ MIRRORED_MANY = text(
 )
 
 
+def insert_calls(connection: Connection, rows: list[dict[str, Any]]) -> None:
+    """New pending outbox rows (``row_of``'s, each with no answer yet, none mirrored), by one statement."""
+    if connection.dialect.name != "postgresql":
+        connection.execute(insert(CALLS), rows)
+        return
+    names = ("request_id", "transaction_id", "kind", "player", "amount", "currency", "round_id", "body", "purpose")
+    if any(row["original_transaction_id"] or row["mirrored_at"] or row["status"] != "pending" for row in rows):
+        raise AssertionError("insert_calls records new pending calls only")
+    connection.execute(CALLS_MANY, {**{name: [row[name] for row in rows] for name in names},
+                                    "now": rows[0]["created_at"]})  # fmt: skip
+
+
+def found_calls(connection: Connection, transactions: list[str]) -> list[Any]:
+    """The outbox rows recorded for any of the transaction ids, by one statement."""
+    if not transactions:
+        return []
+    statement = FOUND_CALLS_ANY if connection.dialect.name == "postgresql" else FOUND_CALLS
+    return list(connection.execute(statement, {"ids": transactions}))
+
+
 def _mirrors(session: Session, ledgers: dict[str, Ledger], debited: list[Accepted]) -> list[Movement]:
     """The operator's accepted debits of the slips' stakes: their outbox rows locked (in id order), each answer
     recorded if it was not, each row marked mirrored — by one statement each; the mirrors' movements (``cash →
@@ -209,9 +251,10 @@ def _mirrors(session: Session, ledgers: dict[str, Ledger], debited: list[Accepte
     slips are then placed one by one, where that one is refused)."""
     connection = session.connection()
     ids = sorted(each.debit_of.request_id for each in debited)
-    rows = {row.request_id: row for row in connection.execute(LOCK_DEBITS, {"ids": ids})}
+    statement = LOCK_DEBITS_ANY if connection.dialect.name == "postgresql" else LOCK_DEBITS
+    rows = {row.request_id: row for row in connection.execute(statement, {"ids": ids})}
     rollbacks = [rollback_of(each.debit_of.debit.transaction) for each in debited]
-    rolled_back = set(connection.scalars(FOUND_CALLS, {"ids": rollbacks}))
+    rolled_back = {row.transaction_id for row in found_calls(connection, rollbacks)}
     now = utcnow()
     updates, movements = [], []
     cash = {currency: ledger.account(AccountKind.CASH) for currency, ledger in ledgers.items()}

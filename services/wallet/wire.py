@@ -1,12 +1,14 @@
-"""HTTP/1.1 to the operator's wallet from the event loop: a few kept-alive connections (plain or TLS) and h11 for the
-protocol — what a betting window's debits need, and no more.
+"""HTTP/1.1 to the operator's wallet from the event loop: a few kept-alive connections (plain or TLS), the request
+written as bytes and the answer read by httptools (llhttp, the parser uvicorn uses) — what a betting window's debits
+need, and no more.
 
 A general async client's machinery per request (its pool's bookkeeping, cancellation shields, a look for which async
-library runs it) cost ~2 ms of CPU a call in the API process, more than the whole bet around it; this costs ~0.1 ms.
-Each call is one ``POST`` with a ``Content-Length`` body; the answer may come sized or chunked. A connection goes back
-to the pool only when both sides finished the exchange cleanly; any trouble closes it. A kept-alive connection the
-wallet had closed while idle (servers close idle ones after a few seconds) fails before a byte of the answer comes:
-that call is sent once more at once on a new connection — safe, since the protocol applies a transaction id once.
+library runs it) cost ~2 ms of CPU a call in the API process, more than the whole bet around it; this, a few tens of
+microseconds. Each call is one ``POST`` with a ``Content-Length`` body; the answer may come sized, chunked or until
+the connection closes. A connection goes back to the pool only when the answer ended cleanly and the wallet keeps it
+alive; any trouble closes it. A kept-alive connection the wallet had closed while idle (servers close idle ones after a
+few seconds) fails before a byte of the answer comes: that call is sent once more at once on a new connection — safe,
+since the protocol applies a transaction id once.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import time
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-import h11
+import httptools
 
 from services.wallet.errors import WalletError
 
@@ -46,45 +48,66 @@ class Answered(NamedTuple):
     content: bytes
 
 
+class _Answer:
+    """The parser's callbacks: one answer as it comes."""
+
+    def __init__(self) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.headers = Headers()
+        self.content: list[bytes] = []
+        self.size = 0
+        self.messages = 0
+        self.headed = False
+        self.keep_alive = False
+        self.done = False
+
+    def on_message_begin(self) -> None:
+        self.messages += 1  # (a second one: bytes the wallet should not have sent; the connection is not reused)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+
+    def on_headers_complete(self) -> None:
+        self.headed = True
+        self.keep_alive = self.parser.should_keep_alive()
+
+    def on_body(self, body: bytes) -> None:
+        self.size += len(body)
+        if self.size > MAX_ANSWER_BYTES:
+            raise WireError(f"the answer is longer than {MAX_ANSWER_BYTES} bytes")
+        self.content.append(body)
+
+    def on_message_complete(self) -> None:
+        self.done = True
+
+    @property
+    def until_closed(self) -> bool:
+        """A body that ends where the connection does (no length, not chunked)."""
+        return "content-length" not in self.headers and "chunked" not in (self.headers.get("transfer-encoding") or "")
+
+
 class _Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
-        self.protocol = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_ANSWER_BYTES)
         self.used_at = time.monotonic()
         self.heard = False  # a byte of an answer came (a failure after it is not a stale connection's)
+        self.reusable = False
 
-    async def exchange(self, request: h11.Request, body: bytes) -> Answered:
-        protocol = self.protocol
-        self.heard = False
-        self.writer.write(
-            protocol.send(request) + protocol.send(h11.Data(data=body)) + protocol.send(h11.EndOfMessage())
-        )
-        await self.writer.drain()
-        status, headers, content, size = 0, Headers(), [], 0
-        while True:
-            event = protocol.next_event()
-            if event is h11.NEED_DATA:
-                data = await self.reader.read(65536)
-                self.heard = self.heard or bool(data)
-                protocol.receive_data(data)  # b"": the wallet closed the connection
-            elif isinstance(event, h11.Response):
-                status = event.status_code
-                headers = Headers((name.decode("latin-1"), value.decode("latin-1")) for name, value in event.headers)
-            elif isinstance(event, h11.Data):
-                size += len(event.data)
-                if size > MAX_ANSWER_BYTES:
-                    raise WireError(f"the answer is longer than {MAX_ANSWER_BYTES} bytes")
-                content.append(bytes(event.data))
-            elif isinstance(event, h11.EndOfMessage):
-                break
-            elif isinstance(event, h11.ConnectionClosed):
-                raise WireError("the wallet closed the connection without an answer")
+    async def exchange(self, request: bytes) -> Answered:
+        self.heard = self.reusable = False
+        self.writer.write(request)
+        answer = _Answer()
+        while not answer.done:
+            data = await self.reader.read(65536)
+            if not data:  # the wallet closed the connection: the end of a body sent until then, or no answer
+                if answer.headed and answer.until_closed:
+                    break
+                raise WireError("the wallet closed the connection without a whole answer")
+            self.heard = True
+            answer.parser.feed_data(data)
+        self.reusable = answer.done and answer.keep_alive and answer.messages == 1
         self.used_at = time.monotonic()
-        return Answered(status, headers, b"".join(content))
-
-    @property
-    def reusable(self) -> bool:
-        return self.protocol.our_state is h11.DONE and self.protocol.their_state is h11.DONE
+        return Answered(answer.parser.get_status_code(), answer.headers, b"".join(answer.content))
 
     def close(self) -> None:
         self.writer.close()
@@ -104,41 +127,52 @@ class Wire:
         self.timeout_s = timeout_s
         self._slots = asyncio.Semaphore(size)
         self._idle: list[_Connection] = []
+        self._heads: dict[str, str] = {}  # each address's request line and host
 
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Answered:
         """``POST`` the body to ``url`` (on this wallet's address): the answer, or ``WireError``."""
-        parts = urlsplit(url)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        request = h11.Request(method="POST", target=target, headers=[
-            ("Host", self.authority), ("Content-Length", str(len(body))), *headers.items()])  # fmt: skip
+        request = self._request(url, body, headers)
         async with self._slots:
             try:
                 async with asyncio.timeout(self.timeout_s):
-                    return await self._sent(request, body)
+                    return await self._sent(request)
             except TimeoutError:
                 raise WireError(f"no answer within {self.timeout_s:g} s") from None
 
-    async def _sent(self, request: h11.Request, body: bytes) -> Answered:
+    def _request(self, url: str, body: bytes, headers: dict[str, str]) -> bytes:
+        """The request's bytes: its line, the host, the length, the caller's headers (checked: no line breaks)."""
+        head = self._heads.get(url)
+        if head is None:
+            parts = urlsplit(url)
+            if any(c in url for c in "\r\n "):
+                raise WireError(f"not an address a request can be sent to: {url!r}")
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            head = self._heads[url] = f"POST {target} HTTP/1.1\r\nHost: {self.authority}\r\n"
+        if any("\r" in text or "\n" in text for pair in headers.items() for text in pair):
+            raise WireError("a header of the call holds a line break")
+        lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        return f"{head}Content-Length: {len(body)}\r\n{lines}\r\n".encode("latin-1") + body
+
+    async def _sent(self, request: bytes) -> Answered:
         connection, reused = self._kept()
         if connection is None:
             connection = await self._connect()
         try:
-            answer = await connection.exchange(request, body)
-        except (OSError, h11.ProtocolError, WireError) as failure:
+            answer = await connection.exchange(request)
+        except (OSError, httptools.HttpParserError, WireError) as failure:
             connection.close()
             if not reused or connection.heard:
                 raise WireError(f"{type(failure).__name__}: {failure}") from None
             connection = await self._connect()  # a kept-alive connection the wallet had closed: once more, anew
             try:
-                answer = await connection.exchange(request, body)
-            except (OSError, h11.ProtocolError, WireError) as again:
+                answer = await connection.exchange(request)
+            except (OSError, httptools.HttpParserError, WireError) as again:
                 connection.close()
                 raise WireError(f"{type(again).__name__}: {again}") from None
         except BaseException:  # cancelled or timed out mid-exchange: the connection's state is unknown
             connection.close()
             raise
         if connection.reusable:
-            connection.protocol.start_next_cycle()
             self._idle.append(connection)
         else:
             connection.close()
