@@ -115,12 +115,13 @@ def _json(answer: dict[str, Any]) -> bytes:
 
 
 @contextmanager
-def serving(wallet: OperatorWallet, port: int = 0) -> Iterator[str]:
-    """The wallet under uvicorn in a thread, on ``port`` (0: a free one); yields its base URL."""
+def serving(wallet: OperatorWallet, port: int = 0, http: str = "auto") -> Iterator[str]:
+    """The wallet under uvicorn in a thread, on ``port`` (0: a free one), with uvicorn's HTTP parser ``http``; yields
+    its base URL."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", port))
         port = int(probe.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(wallet.app(), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(wallet.app(), host="127.0.0.1", port=port, log_level="warning", http=http))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 15

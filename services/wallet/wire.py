@@ -73,9 +73,8 @@ class _Answer:
 
     def on_body(self, body: bytes) -> None:
         self.size += len(body)
-        if self.size > MAX_ANSWER_BYTES:
-            raise WireError(f"the answer is longer than {MAX_ANSWER_BYTES} bytes")
-        self.content.append(body)
+        if self.size <= MAX_ANSWER_BYTES:  # (beyond it, ``exchange`` refuses the answer: the parser would hide why)
+            self.content.append(body)
 
     def on_message_complete(self) -> None:
         self.done = True
@@ -105,6 +104,8 @@ class _Connection:
                 raise WireError("the wallet closed the connection without a whole answer")
             self.heard = True
             answer.parser.feed_data(data)
+            if answer.size > MAX_ANSWER_BYTES:
+                raise WireError(f"the answer is longer than {MAX_ANSWER_BYTES} bytes")
         self.reusable = answer.done and answer.keep_alive and answer.messages == 1
         self.used_at = time.monotonic()
         return Answered(answer.parser.get_status_code(), answer.headers, b"".join(answer.content))

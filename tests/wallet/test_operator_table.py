@@ -444,3 +444,46 @@ def test_a_request_racing_its_own_key_never_rolls_back_the_debit_another_placed(
     assert table.wallet.balances["ana"] == START - 300, "the placed stake's debit stands"
     debit_id = stake_transaction(round_id, "ana", "k")
     assert table.report(round_id) == {debit_id: MATCHED}
+
+
+def test_slips_sent_together_from_the_loop_are_priced_and_placed_in_batches_each_answered_alone(table: Table) -> None:
+    """Twelve slips at once from an event loop, as the API's lane takes them: the operator refuses one player's, a
+    retry races its own first sending, a key comes back with another slip; each gets its own answer, every accepted
+    stake is debited once and mirrored, and the writer took them in fewer transactions than one per step."""
+    if not table.on_loop:
+        pytest.skip("the event loop's path")
+    round_id = table.service.open_round("s1")
+    table.service.table_info("s1")
+    table.service._round_games[round_id] = "pokdeng"
+    writer = table.service.slip_writer
+    assert writer is not None
+
+    def slip(seat: str, stake: int) -> dict[str, Any]:
+        return {"bets": [{"side": "player", "seat": seat, "stake": stake}]}
+
+    sent = [("ana", f"k{n}", slip("A", 100)) for n in range(8)]
+    sent += [("binh", "b1", slip("A", 100)), ("ana", "k0", slip("A", 100)), ("ana", "k1", slip("B", 100))]
+    sent += [("binh", "b2", slip("B", 10))]  # 30 held: within binh's 50 at the operator
+
+    async def together() -> list[Any]:
+        soon = [table.service.act_soon(player, round_id, "bets", body, key) for player, key, body in sent]
+        assert all(each is not None for each in soon)
+        return await asyncio.gather(*soon, return_exceptions=True)  # type: ignore[arg-type]
+
+    before = writer.batches
+    answers = asyncio.run(together())
+    accepted = [a.model_dump() for a in answers if not isinstance(a, BaseException)]
+    refused = {sent[n][1]: type(a).__name__ for n, a in enumerate(answers) if isinstance(a, BaseException)}
+    assert refused == {"b1": "WalletRefusedError", "k1": "IdempotencyConflictError"}, refused
+    assert answers[9].model_dump() == answers[0].model_dump(), "the retry got the first answer"
+    assert len(accepted) == 10 and table.wallet.balances == {"ana": START - 8 * 300, "binh": 50 - 30}
+    assert writer.batches - before < 2 * len(sent), "priced and placed in batches"
+    for key in ("k0", "k1", "b2"):
+        player = "binh" if key == "b2" else "ana"
+        assert table.wallet.applications[stake_transaction(round_id, player, key)] == 1
+    with table.sessions() as session:
+        held = session.scalar(select(func.sum(Hold.amount)).where(Hold.round_id == round_id))
+    assert held == 8 * 300 + 30
+    assert table.studio_books("ana") == (0, 0) and table.studio_books("binh") == (0, 0)
+    assert set(table.report(round_id).values()) == {MATCHED, REFUSAL}
+    table.conserved()
