@@ -10,10 +10,13 @@ batch the moment it is idle, so batches grow only when slips come faster than on
 A slip refused (betting closed, insufficient funds, a key used for another request, a rule of the game) is refused
 alone, with the error the one-slip path (``HouseAdapter.place_bets``) raises; its key is given back and its neighbours
 go on. A batch that fails as a whole (the database, a key in use elsewhere) is placed again slip by slip through the
-one-slip path, so no slip pays for another's trouble. A slip of an operator's-wallet table comes here once the
-operator has debited its stake (``services.rounds.stakes``: priced and its call recorded first, the call made outside
-any transaction): the batch records the operator's answer, mirrors the debit into the wallet and holds it, so the
-stakes of a batch take the studio's cash account once, not once each.
+one-slip path, so no slip pays for another's trouble.
+
+A slip of an operator's-wallet table comes here twice (``services.rounds.stakes``): first to be priced, with its debit
+recorded in the outbox (``price``: batches of their own, in a second writer thread, ``services.rounds.slip_prices``),
+then — once the operator has debited it, the call made from the event loop outside any transaction — to be placed:
+the batch records the operator's answer, mirrors the debit into the wallet and holds it, so the stakes of a batch take
+the studio's cash account once, not once each. ``on_loop`` gives such a slip's flow these steps.
 """
 
 from __future__ import annotations
@@ -91,6 +94,7 @@ class SlipWriter:
         self._stopped = False
         self.batches = 0  # how many batches were written, and how many slips they held (for tests and benchmarks)
         self.slips = 0
+        self.pricer: SlipWriter | None = None  # where operator's-wallet slips are priced (``price``)
 
     def submit(
         self, adapter: HouseAdapter, player: str, round_id: str, bets: Sequence[SpotBet], key: str,
@@ -123,7 +127,12 @@ class SlipWriter:
         """Queue an operator's-wallet slip's first step for the next batch: the future of its finished answer (a
         retry), its debit's outbox row, or its refusal (``alone``: the step in a transaction of its own, should the
         batch fail as a whole)."""
-        return self._queued(Pending(adapter, player, round_id, list(bets), key, alone=alone, pricing=True))
+        slip = Pending(adapter, player, round_id, list(bets), key, alone=alone, pricing=True)
+        if self.pricer is None and not self._stopped:  # its own thread: a batch priced while another is placed
+            with self._start:
+                if self.pricer is None:
+                    self.pricer = SlipWriter(self.service, self.max_batch)
+        return (self.pricer or self)._queued(slip)  # (stopped before it ever priced: refused by this writer)
 
     def on_loop(
         self, adapter: HouseAdapter, player: str, round_id: str, bets: Sequence[SpotBet], key: str, price: Price
@@ -134,6 +143,8 @@ class SlipWriter:
 
     def stop(self) -> None:
         """Write what is queued, then end; a slip that comes meanwhile is refused (never left waiting)."""
+        if self.pricer is not None:
+            self.pricer.stop()
         self._stopped = True
         thread = self._thread
         if thread is not None:

@@ -5,6 +5,10 @@ On an ``operator`` table (``services.wallet.seamless``) the operator's wallet is
 stake is placed only once it has accepted, with the debit's mirror in the placing transaction; a stake refused after
 its debit is rolled back at once, and one that may have failed for another reason (the database) is rolled back by
 the wallet sender when its round ends, if it was never placed.
+
+That flow is written once (``stake``, over ``Steps``): priced with its debit recorded (one transaction), sent, placed
+with the answer recorded (a second). A worker thread runs it inline, each step a plain call; the API's lane awaits it
+on the event loop, priced and placed in the slip writer's batches with the call in flight beside the others'.
 """
 
 from __future__ import annotations
