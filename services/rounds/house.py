@@ -34,7 +34,7 @@ from services.rounds.core import RoundCore
 from services.rounds.errors import BettingClosedError, NotFoundError, RoundError
 from services.rounds.models import Round, Wager
 from services.rounds.records import table_of_round
-from services.rounds.stakes import Debit, Debited, Place, one_price, stake, staked, wallet_of
+from services.rounds.stakes import Debit, Debited, Place, one_price, stake, staked, to_the_end, wallet_of
 from services.wallet.seamless import OPERATOR, stake_transaction
 
 if TYPE_CHECKING:
@@ -183,7 +183,8 @@ class HouseAdapter(Adapter):
         wallet = wallet_of(service, round_id)
         steps = writer.on_loop(self, player, round_id, bets, key, one_price(
             wallet, currency, player, round_id, key, request, amount, "bet"))  # fmt: skip
-        return SlipOut(**await stake(service, wallet, stake_transaction(round_id, player, key), place, steps))
+        flow = stake(service, wallet, stake_transaction(round_id, player, key), place, steps)
+        return SlipOut(**await to_the_end(flow))
 
     def _stake_parts(
         self, service: RoundCore, player: str, round_id: str, bets: Sequence[SpotBet], key: str

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Connection, Table, bindparam, insert, select, text, update
+from sqlalchemy import Connection, Table, bindparam, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from services.ledger.ledger import HOLDS, Ledger, Locked, Movement
@@ -19,7 +19,7 @@ from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError
 from services.rounds.house import NEW_WAGERS, RAISE_WAGERS, WAGERS, Slip
 from services.rounds.stakes import Debited
-from services.wallet.models import OK, WalletCallRecord
+from services.wallet.models import OK, PENDING, WalletCallRecord
 from services.wallet.outbox import first_answer
 from services.wallet.seamless import MIRROR_IN, DebitRolledBackError, rollback_of
 
@@ -110,6 +110,8 @@ class Accepted:
     wallet: int
     escrow: int
 
+    debit_row: Any = None  # its debit's outbox row, locked (``checked_debit``)
+
     @property
     def debit_of(self) -> Debited:
         assert self.debited is not None
@@ -148,7 +150,7 @@ def written(
     hold_ids = _inserted_holds(connection, rows)
     movements: dict[str, list[Movement]] = defaultdict(list)
     debited = [each for each in accepted if each.debited is not None]
-    for each, mirror in zip(debited, _mirrors(session, ledgers, debited) if debited else [], strict=True):
+    for each, mirror in zip(debited, _mirrors(connection, ledgers, debited) if debited else [], strict=True):
         movements[each.currency].append(mirror)  # an operator's-wallet slip: its debit mirrored into the wallet first
     for row, each, hold_id in zip(rows, owners, hold_ids, strict=True):
         movements[each.currency].append(
@@ -212,7 +214,8 @@ FOUND_CALLS_ANY = text("SELECT * FROM wallet_calls WHERE transaction_id = ANY(CA
 MIRRORED = (
     update(CALLS)
     .where(CALLS.c.request_id == bindparam("b_id"))
-    .values(status=bindparam("b_status"), answer=bindparam("b_answer"), answered_at=bindparam("b_answered_at"),
+    .values(status=bindparam("b_status"), answer=bindparam("b_answer"),
+            answered_at=func.coalesce(bindparam("b_answered_at"), CALLS.c.answered_at),
             attempts=CALLS.c.attempts + bindparam("b_tries"), mirrored_at=bindparam("b_now"))
 )  # fmt: skip
 MIRRORED_MANY = text(
@@ -244,35 +247,50 @@ def found_calls(connection: Connection, transactions: list[str]) -> list[Any]:
     return list(connection.execute(statement, {"ids": transactions}))
 
 
-def _mirrors(session: Session, ledgers: dict[str, Ledger], debited: list[Accepted]) -> list[Movement]:
-    """The operator's accepted debits of the slips' stakes: their outbox rows locked (in id order), each answer
-    recorded if it was not, each row marked mirrored — by one statement each; the mirrors' movements (``cash →
-    wallet``) to post with the batch's holds. A debit not as accepted, or rolled back meanwhile, fails the batch (its
-    slips are then placed one by one, where that one is refused)."""
+def locked_debits(session: Session, debited: list[Debited]) -> tuple[dict[str, Any], set[str]]:
+    """The debits' outbox rows locked (in id order), and which of their transactions were rolled back — read after
+    the lock, so a rollback recorded under it (``SeamlessWallet.rollback``) is seen: one statement each."""
     connection = session.connection()
-    ids = sorted(each.debit_of.request_id for each in debited)
     statement = LOCK_DEBITS_ANY if connection.dialect.name == "postgresql" else LOCK_DEBITS
+    ids = sorted(each.request_id for each in debited)
     rows = {row.request_id: row for row in connection.execute(statement, {"ids": ids})}
-    rollbacks = [rollback_of(each.debit_of.debit.transaction) for each in debited]
-    rolled_back = {row.transaction_id for row in found_calls(connection, rollbacks)}
+    rollbacks = [rollback_of(each.debit.transaction) for each in debited]
+    return rows, {row.transaction_id for row in found_calls(connection, rollbacks)}
+
+
+def checked_debit(debited: Debited, player: str, rows: dict[str, Any], rolled_back: set[str]) -> Any:
+    """The debit's locked row, if the stake may be placed with it (``mirror_stake``'s checks): refused if its
+    transaction was rolled back (a mirror and a rollback of one debit never both happen)."""
+    debit, row = debited.debit, rows.get(debited.request_id)
+    if row is None:
+        raise AssertionError(f"the stake {debit.transaction} has no recorded debit")
+    answered = row.status == PENDING and debited.tries  # (its answer recorded with the mirror: ``_mirrors``)
+    status = (OK if debited.answer.status == "ok" else "refused") if answered else row.status
+    if status != OK or row.amount != debit.amount or row.player != player:
+        raise AssertionError(f"the stake {debit.transaction} has no accepted debit of {debit.amount} for {player}")
+    if rollback_of(debit.transaction) in rolled_back:
+        raise DebitRolledBackError(
+            f"the debit of this request ({debit.transaction}) was rolled back; send it again with a new idempotency key"
+        )
+    return row
+
+
+def _mirrors(connection: Connection, ledgers: dict[str, Ledger], debited: list[Accepted]) -> list[Movement]:
+    """The operator's accepted debits of the slips' stakes (their rows locked and checked: ``checked_debit``): each
+    answer recorded if it was not, each row marked mirrored, by one statement; the mirrors' movements (``cash →
+    wallet``) to post with the batch's holds."""
     now = utcnow()
     updates, movements = [], []
     cash = {currency: ledger.account(AccountKind.CASH) for currency, ledger in ledgers.items()}
     for each in debited:
-        debited_ = each.debit_of
-        debit, row = debited_.debit, rows.get(debited_.request_id)
-        if row is None:
-            raise AssertionError(f"the stake {debit.transaction} has no recorded debit")
+        debited_, row = each.debit_of, each.debit_row
         status, answer, answered_at = row.status, row.answer, None
         first = first_answer(row.request_id, row.status, row.answer, debited_.answer) if debited_.tries else None
         if first is not None:
             (status, answer), answered_at = first, now
-        if status != OK or row.amount != debit.amount or row.player != each.player:
-            raise AssertionError(f"the stake {debit.transaction} has no accepted debit of {debit.amount}")
-        if rollback_of(debit.transaction) in rolled_back:
-            raise DebitRolledBackError(f"the debit {debit.transaction} was rolled back before its stake was placed")
         updates.append({"b_id": row.request_id, "b_status": status, "b_answer": answer, "b_tries": debited_.tries,
                         "b_answered_at": answered_at, "b_now": now})  # fmt: skip
+        debit = debited_.debit
         source = cash[each.currency]
         movements.append(Movement(source, each.wallet, debit.amount, MIRROR_IN, each.round_id, memo=debit.transaction))
     if connection.dialect.name == "postgresql":  # one statement fed arrays, not one per row

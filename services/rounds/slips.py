@@ -44,10 +44,20 @@ from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError
 from services.rounds.house import HouseAdapter, Slip, SpotBet, slip_request
 from services.rounds.slip_prices import priced
-from services.rounds.slip_writes import Accepted, OwnWager, betting_rounds, own_error, own_wagers, written
+from services.rounds.slip_writes import (
+    Accepted,
+    OwnWager,
+    betting_rounds,
+    checked_debit,
+    locked_debits,
+    own_error,
+    own_wagers,
+    written,
+)
 from services.rounds.stakes import Debited, Price, StakeChangedError, Steps, priced_alone
 from services.wallet.models import WalletCallRecord
 from services.wallet.protocol import WalletAnswer
+from services.wallet.seamless import DebitRolledBackError
 
 log = logging.getLogger("studio.bets")
 MAX_BATCH = 500  # slips in one transaction at most (a burst beyond it is the next batch)
@@ -128,9 +138,9 @@ class SlipWriter:
         retry), its debit's outbox row, or its refusal (``alone``: the step in a transaction of its own, should the
         batch fail as a whole)."""
         slip = Pending(adapter, player, round_id, list(bets), key, alone=alone, pricing=True)
-        if self.pricer is None and not self._stopped:  # its own thread: a batch priced while another is placed
+        if self.pricer is None:  # its own thread: a batch priced while another is placed
             with self._start:
-                if self.pricer is None:
+                if self.pricer is None and not self._stopped:
                     self.pricer = SlipWriter(self.service, self.max_batch)
         return (self.pricer or self)._queued(slip)  # (stopped before it ever priced: refused by this writer)
 
@@ -143,9 +153,11 @@ class SlipWriter:
 
     def stop(self) -> None:
         """Write what is queued, then end; a slip that comes meanwhile is refused (never left waiting)."""
-        if self.pricer is not None:
-            self.pricer.stop()
-        self._stopped = True
+        with self._start:  # (no pricer is made after this)
+            self._stopped = True
+            pricer = self.pricer
+        if pricer is not None:
+            pricer.stop()
         thread = self._thread
         if thread is not None:
             self._queue.put(None)
@@ -161,7 +173,12 @@ class SlipWriter:
     def _stopping(self, slip: Pending, words: str) -> None:
         """A slip the stopping writer will not write: refused, or (debited at the operator already, which a refusal
         would roll back) placed on its own."""
-        _answer(slip, _alone(self.service, slip) if slip.debited is not None else SlipsStoppedError(words))
+        if slip.debited is None:
+            _answer(slip, SlipsStoppedError(words))
+            return
+        # placed in a thread of its own: the caller may be the event loop, which must not wait for a transaction
+        placing = threading.Thread(target=lambda: _answer(slip, _alone(self.service, slip)), daemon=True)
+        placing.start()
 
     def _run(self) -> None:
         carried: Pending | None = None  # a slip whose key its batch already had: the first of the next batch
@@ -199,17 +216,11 @@ class SlipWriter:
         self.batches += 1
         self.slips += len(batch)
         outcomes: list[Outcome]
-        placing = [slip for slip in batch if not slip.pricing]
-        pricing = [slip for slip in batch if slip.pricing]
-
-        def both(session: Session) -> list[Outcome]:
-            placed = _together(self.service, session, placing) if placing else []
-            found = iter(placed + (priced(self.service, session, pricing) if pricing else []))
-            by_slip = dict(zip(placing + pricing, found, strict=True))
-            return [by_slip[slip] for slip in batch]
-
+        if any(slip.pricing != batch[0].pricing for slip in batch):  # (``price`` queues on the pricer's writer)
+            raise AssertionError("a writer's batch either prices slips or places them")
+        write = priced if batch[0].pricing else _together
         try:
-            outcomes = self.service.run(both)
+            outcomes = self.service.run(lambda session: write(self.service, session, batch))
         except UNAVAILABLE as error:
             log.warning("a batch of %d bet slips: the database is unavailable (%s)", len(batch), error)
             outcomes = [own_error(error) for _ in batch]
@@ -295,6 +306,8 @@ def _together(service: RoundCore, session: Session, batch: list[Pending]) -> lis
         players = [batch[i].player for i in live if currencies[batch[i].round_id] == currency]
         accounts[currency], locked[currency] = service.accounts.lock_players(session, ledger, players)
         service.accounts.account(session, ledger, AccountKind.CASH)  # (an operator's debit is mirrored from it)
+    debits = [slip.debited for slip in (batch[i] for i in live) if slip.debited is not None]
+    debit_rows, rolled_back = locked_debits(session, debits) if debits else ({}, set())
     owns = own_wagers(session, [(batch[i].round_id, batch[i].player) for i in live])
     balances = {account: row.balance for rows in locked.values() for account, row in rows.items()}
     accepted: list[Accepted] = []
@@ -307,14 +320,15 @@ def _together(service: RoundCore, session: Session, batch: list[Pending]) -> lis
             debited = None if slip.debited is None else mirrored
             plan = _judged(service, slip, rounds[slip.round_id], owns[(slip.round_id, slip.player)], now,
                            balances[wallet] + mirrored, currency, debited)  # fmt: skip
-        except REFUSALS as refusal:
+            row = None if slip.debited is None else checked_debit(slip.debited, slip.player, debit_rows, rolled_back)
+        except (*REFUSALS, DebitRolledBackError) as refusal:
             outcomes[i] = refusal
             continue
         balances[wallet] += mirrored - plan.holding()
         owns[(slip.round_id, slip.player)] = [OwnWager(w, *spot) for w, spot in plan.wagers.items()]
         balance = balances[wallet] if slip.debited is None else slip.debited.debit.balance  # the operator's, there
         outcomes[i] = {"round_id": slip.round_id, "wagers": plan.answer(), "balance": balance}
-        accepted.append(Accepted(slip.player, slip.round_id, slip.debited, plan, currency, wallet, escrow))
+        accepted.append(Accepted(slip.player, slip.round_id, slip.debited, plan, currency, wallet, escrow, row))
     idempotency.release(session, [batch[i].key for i in claimed if isinstance(outcomes[i], BaseException)])
     if accepted:
         written(session, accepted, ledgers, locked, now)

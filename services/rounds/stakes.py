@@ -13,9 +13,10 @@ on the event loop, priced and placed in the slip writer's batches with the call 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -261,3 +262,22 @@ async def stake(
     except Exception:
         await steps.blocking(left)
         raise
+
+
+_RUNNING: set[asyncio.Task[Any]] = set()  # flows whose requests stopped waiting, kept until they end
+
+
+async def to_the_end(flow: Coroutine[Any, Any, T]) -> T:
+    """``flow``'s value, the flow run to its end even if the request awaiting it is cancelled (a client gone, the
+    server stopping): a stake's flow, once priced, must see its debit placed or rolled back — as a worker thread's
+    does, which no one cancels."""
+    task = asyncio.ensure_future(flow)
+    _RUNNING.add(task)
+    task.add_done_callback(_ended)
+    return await asyncio.shield(task)
+
+
+def _ended(task: asyncio.Task[Any]) -> None:
+    _RUNNING.discard(task)
+    if not task.cancelled() and task.exception() is not None:  # (retrieved: also said to the request, if it waits)
+        log.debug("a stake's flow ended with %r", task.exception())

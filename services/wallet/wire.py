@@ -77,6 +77,9 @@ class _Answer:
             self.content.append(body)
 
     def on_message_complete(self) -> None:
+        if self.parser.get_status_code() < 200:  # an interim answer (100 Continue, 103 …): the answer follows it
+            self.headers, self.content, self.size, self.headed, self.messages = Headers(), [], 0, False, 0
+            return
         self.done = True
 
     @property
@@ -129,16 +132,17 @@ class Wire:
         self._slots = asyncio.Semaphore(size)
         self._idle: list[_Connection] = []
         self._heads: dict[str, str] = {}  # each address's request line and host
+        self._closed = False
 
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Answered:
-        """``POST`` the body to ``url`` (on this wallet's address): the answer, or ``WireError``."""
+        """``POST`` the body to ``url`` (on this wallet's address): the answer, or ``WireError`` — within
+        ``timeout_s`` in all, the wait for a free connection included."""
         request = self._request(url, body, headers)
-        async with self._slots:
-            try:
-                async with asyncio.timeout(self.timeout_s):
-                    return await self._sent(request)
-            except TimeoutError:
-                raise WireError(f"no answer within {self.timeout_s:g} s") from None
+        try:
+            async with asyncio.timeout(self.timeout_s), self._slots:
+                return await self._sent(request)
+        except TimeoutError:
+            raise WireError(f"no answer within {self.timeout_s:g} s") from None
 
     def _request(self, url: str, body: bytes, headers: dict[str, str]) -> bytes:
         """The request's bytes: its line, the host, the length, the caller's headers (checked: no line breaks)."""
@@ -155,36 +159,43 @@ class Wire:
         return f"{head}Content-Length: {len(body)}\r\n{lines}\r\n".encode("latin-1") + body
 
     async def _sent(self, request: bytes) -> Answered:
+        """The exchange on a kept connection, or a new one; on a kept one that fails before a byte of the answer
+        came (the wallet had closed it), once more on a new one. A connection goes back to the pool only after a
+        whole answer the wallet keeps the connection open after; any other end closes it."""
         connection, reused = self._kept()
-        if connection is None:
-            connection = await self._connect()
         try:
-            answer = await connection.exchange(request)
-        except (OSError, httptools.HttpParserError, WireError) as failure:
-            connection.close()
-            if not reused or connection.heard:
-                raise WireError(f"{type(failure).__name__}: {failure}") from None
-            connection = await self._connect()  # a kept-alive connection the wallet had closed: once more, anew
+            if connection is None:
+                connection = await self._connect()
             try:
                 answer = await connection.exchange(request)
-            except (OSError, httptools.HttpParserError, WireError) as again:
+            except Exception as failure:
                 connection.close()
-                raise WireError(f"{type(again).__name__}: {again}") from None
-        except BaseException:  # cancelled or timed out mid-exchange: the connection's state is unknown
-            connection.close()
+                if not reused or connection.heard:
+                    raise _failed(failure) from None
+                connection = await self._connect()
+                try:
+                    answer = await connection.exchange(request)
+                except Exception as again:
+                    raise _failed(again) from None
+        except BaseException:  # failed, cancelled or timed out mid-exchange: the connection's state is unknown
+            if connection is not None:
+                connection.close()
             raise
-        if connection.reusable:
+        if connection.reusable and not self._closed:
             self._idle.append(connection)
         else:
             connection.close()
         return answer
 
     def _kept(self) -> tuple[_Connection | None, bool]:
-        """The most recently used idle connection still fresh enough (older ones closed), if any."""
-        now = time.monotonic()
+        """The most recently used idle connection still open, if any; those idle too long (the oldest, at the
+        bottom of the pool) or closed by the wallet are closed and dropped."""
+        stale = time.monotonic() - IDLE_S
+        while self._idle and self._idle[0].used_at < stale:
+            self._idle.pop(0).close()
         while self._idle:
             connection = self._idle.pop()
-            if now - connection.used_at < IDLE_S:
+            if not connection.reader.at_eof():
                 return connection, True
             connection.close()
         return None, False
@@ -197,5 +208,12 @@ class Wire:
         return _Connection(reader, writer)
 
     def close(self) -> None:
+        """Close the idle connections, and each busy one once its call ends."""
+        self._closed = True
         while self._idle:
             self._idle.pop().close()
+
+
+def _failed(failure: Exception) -> WireError:
+    """What went wrong on the connection, as the caller's one kind of failure (a parser's, the socket's, ours)."""
+    return failure if isinstance(failure, WireError) else WireError(f"{type(failure).__name__}: {failure}")

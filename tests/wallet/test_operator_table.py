@@ -488,3 +488,41 @@ def test_slips_sent_together_from_the_loop_are_priced_and_placed_in_batches_each
     assert table.studio_books("ana") == (0, 0) and table.studio_books("binh") == (0, 0)
     assert set(table.report(round_id).values()) == {MATCHED, REFUSAL}
     table.conserved()
+
+
+def test_a_request_cancelled_while_its_debit_is_out_still_sees_its_stake_placed_or_rolled_back(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the event loop a request can be cancelled (its client gone, the server stopping) while the operator
+    debits its stake: the flow goes on without it — here betting closes meanwhile, and the debit is rolled back at
+    once, not left to the end of the round."""
+    if not table.on_loop:
+        pytest.skip("the event loop's path (a worker thread is never cancelled)")
+    round_id = table.service.open_round("s1")
+    table.service.table_info("s1")
+    table.service._round_games[round_id] = "pokdeng"
+    request: list[asyncio.Task[Any]] = []
+
+    def client_gone_and_betting_closes(record: Any) -> None:
+        if record.kind == "debit":
+            request[0].cancel()
+            pokdeng(table.service).close_betting(round_id)
+
+    table.around_calls(monkeypatch, after=client_gone_and_betting_closes)
+    slip = {"bets": [{"side": "player", "seat": "A", "stake": 100}]}
+
+    async def cancelled() -> None:
+        soon = table.service.act_soon("ana", round_id, "bets", slip, "k1")
+        assert soon is not None
+        request.append(asyncio.ensure_future(soon))
+        with pytest.raises(asyncio.CancelledError):
+            await request[0]
+        for _ in range(200):  # the flow, on its own now, rolls the debit back
+            if table.wallet.balances["ana"] == START:
+                return
+            await asyncio.sleep(0.05)
+
+    asyncio.run(cancelled())
+    assert table.wallet.balances["ana"] == START, "the debit was rolled back at once"
+    debit_id = stake_transaction(round_id, "ana", "k1")
+    assert table.report(round_id) == {debit_id: MATCHED, f"rollback:{debit_id}": MATCHED}

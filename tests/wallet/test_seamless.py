@@ -5,17 +5,20 @@ kept until it has a final answer, nothing is guessed, and a rollback undoes only
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 
 import httpx
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, select, update
 
 from services.db import session_factory
+from services.ledger.models import utcnow
 from services.wallet.errors import WalletError
-from services.wallet.models import WalletCallRecord
+from services.wallet.models import PAYOUT, STAKE, WalletCallRecord
 from services.wallet.outbox import OutcomeUnknownError, SeamlessWallet, WalletRefusedError
 from services.wallet.protocol import SIGNATURE_HEADER, WalletConfig, signature
 from services.wallet.reference import SECRET, OperatorWallet, serving
+from services.wallet.seamless import new_call
 
 pytestmark = pytest.mark.db
 
@@ -139,3 +142,22 @@ def test_the_operator_refuses_an_unsigned_or_forged_call(operator: tuple[Operato
     forged = {SIGNATURE_HEADER: signature(body, b"not the secret")}
     assert httpx.post(f"{url}/credit", content=body, headers=forged).status_code == 401
     assert wallet.balances == {"ana": 1_000, "binh": 50}
+
+
+def test_the_sender_leaves_a_fresh_stake_debit_to_the_request_sending_it(
+    database: Engine, operator: tuple[OperatorWallet, str]
+) -> None:
+    """A stake's debit just recorded is being sent by its request: the sender does not send it too — until the
+    request gave up (its attempts counted) or could no longer be sending it (``in_flight_s``: its process died)."""
+    wallet, url = operator
+    studio = studio_side(database, url)
+    fresh = [studio._record(new_call("debit", "ana", 10, "THB", "T1-1", f"s{n}", "bet"), STAKE, False)
+             for n in range(3)]  # fmt: skip
+    payout = studio._record(new_call("credit", "ana", 5, "THB", "T1-1", "p1", "settlement"), PAYOUT, True)
+    assert studio.drain() == 0 and set(wallet.received) == {payout.transaction_id}, "only the payout, at once"
+    studio.attempted(fresh[1].request_id, 2, "timed out")  # that request gave up
+    with session_factory(database).begin() as session:  # that one's process died long ago
+        session.execute(update(WalletCallRecord).where(WalletCallRecord.request_id == fresh[2].request_id)
+                        .values(created_at=utcnow() - timedelta(seconds=studio.config.in_flight_s + 1)))  # fmt: skip
+    assert studio.drain() == 0
+    assert set(wallet.received) == {"p1", "s1", "s2"} and records(database)["s0"] == ("pending", 0)

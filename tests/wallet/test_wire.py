@@ -150,6 +150,23 @@ def test_a_chunked_answer_and_one_ended_by_closing_are_read_whole() -> None:
     assert len(requests) == 2, "the chunked answer's connection was reused, the closed one not"
 
 
+def test_an_interim_answer_is_passed_over_and_the_connection_stays_in_step() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        for _ in range(2):
+            body = await read_request(reader)
+            writer.write(
+                b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+            )
+            await writer.drain()
+
+    async def work(base: str) -> list[bytes]:
+        wire = Wire(base, 2, 4)
+        return [(await wire.post(f"{base}/debit", body, JSON)).content for body in (b"one", b"two")]
+
+    answers, requests = asyncio.run(with_server(script, work))
+    assert answers == [b"one", b"two"] and len(requests) == 1, "each call read its own answer on one connection"
+
+
 def test_an_idle_connection_the_wallet_closed_is_replaced_without_losing_the_call() -> None:
     async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
         body = await read_request(reader)
@@ -179,8 +196,9 @@ def test_an_idle_connection_the_wallet_closed_is_replaced_without_losing_the_cal
             "longer than",
         ),
         (None, "no answer within 0.2 s"),
+        (b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", "Upgrade"),
     ],
-    ids=["closed", "cut short", "not HTTP", "too long", "silent"],
+    ids=["closed", "cut short", "not HTTP", "too long", "silent", "upgraded"],
 )
 def test_a_call_without_a_whole_answer_fails_saying_why(answer: bytes | None, words: str) -> None:
     async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
