@@ -13,9 +13,9 @@ go on. A batch that fails as a whole (the database, a key in use elsewhere) is p
 one-slip path, so no slip pays for another's trouble.
 
 A slip of an operator's-wallet table comes here twice (``services.rounds.stakes``): first to be priced, with its debit
-recorded in the outbox (``price``: batches of their own, in a second writer thread, ``services.rounds.slip_prices``),
-then — once the operator has debited it, the call made from the event loop outside any transaction — to be placed:
-the batch records the operator's answer, mirrors the debit into the wallet and holds it, so the stakes of a batch take
+recorded in the outbox (``price``, ``services.rounds.slip_prices``: in the same batches, after the placing), then —
+once the operator has debited it, the call made from the event loop outside any transaction — to be placed: the batch
+records the operator's answer, mirrors the debit into the wallet and holds it, so the stakes of a batch take
 the studio's cash account once, not once each. ``on_loop`` gives such a slip's flow these steps.
 """
 
@@ -104,7 +104,6 @@ class SlipWriter:
         self._stopped = False
         self.batches = 0  # how many batches were written, and how many slips they held (for tests and benchmarks)
         self.slips = 0
-        self.pricer: SlipWriter | None = None  # where operator's-wallet slips are priced (``price``)
 
     def submit(
         self, adapter: HouseAdapter, player: str, round_id: str, bets: Sequence[SpotBet], key: str,
@@ -137,12 +136,7 @@ class SlipWriter:
         """Queue an operator's-wallet slip's first step for the next batch: the future of its finished answer (a
         retry), its debit's outbox row, or its refusal (``alone``: the step in a transaction of its own, should the
         batch fail as a whole)."""
-        slip = Pending(adapter, player, round_id, list(bets), key, alone=alone, pricing=True)
-        if self.pricer is None:  # its own thread: a batch priced while another is placed
-            with self._start:
-                if self.pricer is None and not self._stopped:
-                    self.pricer = SlipWriter(self.service, self.max_batch)
-        return (self.pricer or self)._queued(slip)  # (stopped before it ever priced: refused by this writer)
+        return self._queued(Pending(adapter, player, round_id, list(bets), key, alone=alone, pricing=True))
 
     def on_loop(
         self, adapter: HouseAdapter, player: str, round_id: str, bets: Sequence[SpotBet], key: str, price: Price
@@ -153,11 +147,7 @@ class SlipWriter:
 
     def stop(self) -> None:
         """Write what is queued, then end; a slip that comes meanwhile is refused (never left waiting)."""
-        with self._start:  # (no pricer is made after this)
-            self._stopped = True
-            pricer = self.pricer
-        if pricer is not None:
-            pricer.stop()
+        self._stopped = True
         thread = self._thread
         if thread is not None:
             self._queue.put(None)
@@ -216,11 +206,19 @@ class SlipWriter:
         self.batches += 1
         self.slips += len(batch)
         outcomes: list[Outcome]
-        if any(slip.pricing != batch[0].pricing for slip in batch):  # (``price`` queues on the pricer's writer)
-            raise AssertionError("a writer's batch either prices slips or places them")
-        write = priced if batch[0].pricing else _together
+        placing = [slip for slip in batch if not slip.pricing]
+        pricing = [slip for slip in batch if slip.pricing]
+
+        def write(session: Session) -> list[Outcome]:
+            """Placing first (its locks in the one-slip path's order, every round of the batch among them), then
+            pricing (which takes no lock the placing did not)."""
+            placed = _together(self.service, session, placing, pricing)
+            found = placed + (priced(self.service, session, pricing) if pricing else [])
+            outcomes = dict(zip(placing + pricing, found, strict=True))
+            return [outcomes[slip] for slip in batch]
+
         try:
-            outcomes = self.service.run(lambda session: write(self.service, session, batch))
+            outcomes = self.service.run(write)
         except UNAVAILABLE as error:
             log.warning("a batch of %d bet slips: the database is unavailable (%s)", len(batch), error)
             outcomes = [own_error(error) for _ in batch]
@@ -286,10 +284,14 @@ class _OnLoop(Steps):
         return cast(dict[str, Any], await asyncio.wrap_future(placed))
 
 
-def _together(service: RoundCore, session: Session, batch: list[Pending]) -> list[Outcome]:
-    """The batch's transaction: every slip's outcome in batch order (``None``: place it alone after the commit)."""
+def _together(service: RoundCore, session: Session, batch: list[Pending], pricing: list[Pending]) -> list[Outcome]:
+    """The batch's placing: every slip's outcome in batch order (``None``: place it alone after the commit). The
+    rounds of the slips ``pricing`` are read with its own, under the shared lock, before any player's money is."""
     outcomes: list[Outcome] = [None] * len(batch)
-    claimed = _claimed(session, batch, outcomes)
+    if not batch and not pricing:
+        return outcomes
+    claimed = _claimed(session, batch, outcomes) if batch else []
+    betting_rounds(service, session, pricing, list(range(len(pricing))), [None] * len(pricing))  # (kept: session.info)
     now = service.clock.now()
     for i in claimed:
         if not batch[i].bets:
