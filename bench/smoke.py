@@ -51,6 +51,7 @@ SMOKE: dict[str, tuple[list[str], bool]] = {
     "bets:burst": ([*_database(), "--burst", "60", "--burst-seconds", "1", "--concurrency", "8"], True),
     "settlement": ([*_database(), "--sizes", "200", "--players", "50"], True),
     "wallet": ([*_database(), "--players", "40", "--slips", "2", "--concurrency", "8"], True),
+    "wallet:credits": ([*_database(), "--credits", "40"], True),
 }
 
 

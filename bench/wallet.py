@@ -1,6 +1,7 @@
 """Benchmark: bets through the operator's wallet over HTTP, beside the same bets on an internal table and two floors.
 
     .venv/bin/python bench/wallet.py [--players 1000] [--slips 3] [--concurrency 32] [--rate R] [--repeat R]
+    .venv/bin/python bench/wallet.py --credits 300
 
 The reference operator's wallet (``services.wallet.reference``: signed JSON over HTTP, as an operator would run it)
 serves from its own uvicorn process; the API (``bench.bets``'s server, with ``STUDIO_WALLET_URL`` pointing at that
@@ -11,6 +12,9 @@ same load generator (``bench.bets.drive``; ``--rate`` offers the two bet phases 
 - a signed ``debit`` straight to the operator's wallet: the floor of the call every seamless bet makes;
 - the bet slips on an ``internal`` table (the studio's ledger);
 - the same slips on an ``operator`` table: each debited at the operator, then placed with its mirror.
+
+``--credits N`` measures settlement's side instead: a round's N credits sent by the outbox's sender as one request
+(``POST /credits``, ``services.wallet.credits``) and one by one, against N bare signed calls to the wallet in a row.
 
 ``--repeat R`` runs the four phases R times, each on new tables, and reports the run whose seamless share of the
 internal table is the median (one run's phases can meet different neighbours on a shared machine).
@@ -105,6 +109,36 @@ def direct_debits(count: int, run: int = 0) -> list[Request]:
     return requests
 
 
+def credits_run(engine: Engine, count: int) -> dict[str, float]:
+    """A round's ``count`` settlement credits sent by the outbox's sender, as one batch request (``POST /credits``)
+    and one by one, each on a round of its own, against the floor of as many bare signed calls in a row."""
+    from services.db import session_factory
+    from services.wallet.models import PAYOUT
+    from services.wallet.outbox import SeamlessWallet
+    from services.wallet.protocol import WalletConfig
+    from services.wallet.seamless import new_call
+
+    sessions = session_factory(engine)
+    seconds: dict[str, float] = {}
+    with operator_wallet() as (wallet_base, _process):
+        floor = direct_debits(count, 99)
+        with httpx.Client(base_url=wallet_base) as client:
+            started = time.perf_counter()
+            for request in floor:
+                assert client.post(request.path, content=request.content, headers=request.headers).is_success
+            seconds["floor"] = time.perf_counter() - started
+        for mode, batch in (("batch", True), ("one_by_one", False)):
+            studio = SeamlessWallet(sessions, WalletConfig(wallet_base, SECRET.encode(), batch_credits=batch))
+            for n in range(count):
+                call = new_call("credit", f"p{n}", 100, "THB", f"credits-{mode}", f"credit:{mode}:{n}", "settlement")
+                studio._record(call, PAYOUT, True)
+            started = time.perf_counter()
+            if studio.drain() != 0:
+                raise SystemExit(f"check failed: {mode}: credits left pending")
+            seconds[mode] = time.perf_counter() - started
+    return seconds
+
+
 def check(engine: Engine, round_id: str, accepted: int) -> str:
     with engine.connect() as connection:
         debits = connection.execute(
@@ -129,12 +163,27 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32, help="requests in flight")
     parser.add_argument("--rate", type=float, default=0.0, help="offered bets/s, open loop (0: as fast as it goes)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--credits", type=int, default=0, help="instead: N credits of a round, batched and one by one")
     parser.add_argument("--repeat", type=int, default=1, help="runs of the four phases (new tables each): the median's")
     args = parser.parse_args()
     if not 1 <= args.concurrency <= 1_000 or not 1 <= args.players <= 100_000 or not 1 <= args.slips <= 20:
         parser.error("keep --concurrency ≤ 1000, --players ≤ 100,000 and --slips ≤ 20")
     if not 1 <= args.repeat <= 20:
         parser.error("keep --repeat 1–20")
+    if not 0 <= args.credits <= 10_000:
+        parser.error("keep --credits ≤ 10,000")
+    if args.credits:
+        with bench_schema(args.url, "bench_credits") as (_admin, _schema, engine):
+            took = credits_run(engine, args.credits)
+        print(f"{args.credits} credits of one round, sent by the outbox's sender (one attempt each):")
+        for name, what in (("floor", "floor: bare signed calls in a row"), ("batch", "one request (POST /credits)"),
+                           ("one_by_one", "one by one")):  # fmt: skip
+            print(f"  {what:<36} {took[name]:7.3f} s  {args.credits / took[name]:8,.0f} credits/s")
+        figures = {f"{name}_s": round(value, 4) for name, value in took.items()}
+        figures |= {"credits": args.credits, "batch_vs_floor": round(took["batch"] / took["floor"], 3),
+                    "one_by_one_vs_floor": round(took["one_by_one"] / took["floor"], 3)}  # fmt: skip
+        print(json.dumps(figures))
+        return
 
     with bench_schema(args.url, "bench_wallet") as (_admin, schema, engine):
         operator_token, tokens = register_and_fund(engine, args.players)

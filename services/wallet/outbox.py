@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TypeVar
@@ -27,6 +28,7 @@ from services.db.unit_of_work import run_transaction
 from services.inline import inline
 from services.ledger.models import utcnow
 from services.observability import metrics
+from services.wallet.credits import MAX_CREDITS, PATH, UNSUPPORTED, answers_from, batch_body
 from services.wallet.errors import WalletError
 from services.wallet.models import OK, PAYOUT, PENDING, REFUSED, ROLLBACK, STAKE, WalletCallRecord
 from services.wallet.protocol import WalletAnswer, WalletCall, WalletConfig, answer_from, signature
@@ -67,6 +69,7 @@ class SeamlessWallet:
         self.http = http or httpx.Client(timeout=config.timeout_s)
         self.sleep = sleep
         self._loop_wire: tuple[asyncio.AbstractEventLoop, Wire] | None = None
+        self._batches = config.batch_credits  # credits sent together (until the wallet says it takes no batch)
 
     # ---- the movements ------------------------------------------------------------------------
 
@@ -156,8 +159,23 @@ class SeamlessWallet:
                 .where(ours)
                 .order_by(WalletCallRecord.created_at)
             ).all()
-        left = 0
-        for record in pending:
+        left, alone = 0, list(pending)
+        if self._batches:  # each round's credits together (``services.wallet.credits``), while the wallet takes them
+            credits: dict[str, list[WalletCallRecord]] = {}
+            for record in pending:
+                if record.kind == "credit":
+                    credits.setdefault(record.round_id, []).append(record)
+            sent: set[str] = set()
+            for records in credits.values():
+                for start in range(0, len(records), MAX_CREDITS):
+                    chunk = records[start : start + MAX_CREDITS]
+                    unanswered = self.send_credits(chunk)
+                    if unanswered is None:  # no batch endpoint: these and the rest one by one
+                        break
+                    left += unanswered
+                    sent.update(record.request_id for record in chunk)
+            alone = [record for record in pending if record.request_id not in sent]
+        for record in alone:
             try:
                 self._send(record, attempts=1)
             except OutcomeUnknownError:
@@ -166,6 +184,49 @@ class SeamlessWallet:
                 pass
         metrics.WALLET_PENDING.set(left)
         return left
+
+    def send_credits(self, records: list[WalletCallRecord]) -> int | None:
+        """Send pending credits as one request (one attempt) and record each final answer in one transaction: how
+        many are still pending; None if the wallet has no batch endpoint (from then on, this process sends credits
+        one by one)."""
+        body = batch_body(records)
+        signed = signature(body, self.config.secret)
+        headers = {"Content-Type": "application/json", self.config.signature_header: signed,
+                   "X-Studio-Request-Id": uuid.uuid4().hex}  # fmt: skip
+        started, answers, error = time.perf_counter(), None, ""
+        try:
+            response = self.http.post(self.config.url(PATH), content=body, headers=headers)
+        except httpx.HTTPError as failure:
+            error = f"{type(failure).__name__}: {failure}"
+        else:
+            if response.status_code in UNSUPPORTED:
+                log.info("the operator's wallet takes no batch of credits (HTTP %d): one by one", response.status_code)
+                self._batches = False
+                return None
+            answers = answers_from(response.content, response.headers, self.config)
+            error = f"HTTP {response.status_code}: no signed final answers"
+        metrics.WALLET_CALL_SECONDS.labels(PATH).observe(time.perf_counter() - started)
+        answered = {record.request_id: answer for record in records
+                    if (answer := (answers or {}).get(record.transaction_id)) is not None}  # fmt: skip
+
+        def write(session: Session) -> None:
+            for record in records:
+                answer = answered.get(record.request_id)
+                if answer is not None:
+                    self.answered(session, record.request_id, answer, 1)
+                    metrics.WALLET_CALLS.labels("credit", "ok" if answer.status == "ok" else "refused").inc()
+                else:
+                    row = session.get(WalletCallRecord, record.request_id, with_for_update=True)
+                    if row is not None:
+                        row.attempts += 1
+                        row.last_error = (error or "left out of the wallet's answers")[:500]
+                    metrics.WALLET_CALLS.labels("credit", "no_answer").inc()
+
+        run_transaction(self.sessions, write)
+        if len(answered) < len(records):
+            log.warning("a batch of %d credits: %d without a final answer (%s)", len(records),
+                        len(records) - len(answered), error or "left out")  # fmt: skip
+        return len(records) - len(answered)
 
     def _record(self, call: WalletCall, purpose: str, mirrored: bool) -> WalletCallRecord:
         return self._recording(lambda session: self.recorded(session, call, purpose, mirrored))

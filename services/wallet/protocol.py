@@ -83,6 +83,7 @@ class WalletConfig:
     timeout_s: float = 2.0  # one attempt
     attempts: int = 5  # attempts in one go before the call is left to the outbox's later retries
     backoff_s: float = 0.2  # doubled after each failed attempt
+    batch_credits: bool = True  # a round's credits as one request (``services.wallet.credits``) if the wallet takes it
 
     @property
     def in_flight_s(self) -> float:
@@ -114,7 +115,10 @@ def config_from(environment: Mapping[str, str]) -> WalletConfig | None:
     header = environment.get("STUDIO_WALLET_SIGNATURE_HEADER", SIGNATURE_HEADER).strip()
     if not header or not all(c.isalnum() or c == "-" for c in header):
         raise WalletSettingsError(f"STUDIO_WALLET_SIGNATURE_HEADER must be a header name, got {header!r}")
-    return WalletConfig(url, secret.encode(), header)
+    batch = environment.get("STUDIO_WALLET_BATCH_CREDITS", "1").strip()
+    if batch not in ("0", "1"):
+        raise WalletSettingsError(f"STUDIO_WALLET_BATCH_CREDITS must be 1 (the default) or 0, got {batch!r}")
+    return WalletConfig(url, secret.encode(), header, batch_credits=batch == "1")
 
 
 def answer_from(body: bytes, headers: Any, config: WalletConfig) -> WalletAnswer | None:

@@ -7,7 +7,8 @@ requires), refuses a debit beyond the balance or of a blocked player, rolls back
 every body's signature and signs its answers. Faults, each for the next N calls: ``slow`` (apply, then answer after
 the client has given up), ``error`` (answer 500 before applying), ``lose`` (apply, then answer 500: the answer is
 lost), ``unsigned`` (apply, answer without a signature), ``twice`` (answer a repeat with a second, different answer: the
-studio keeps the first).
+studio keeps the first). It takes a round's credits as one request (``POST /credits``) unless ``batch_credits`` is off
+(404, as a wallet without the endpoint answers), and can leave the last ``leave_out`` calls of such a batch unanswered.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI, Request, Response
 
-from services.wallet.protocol import SIGNATURE_HEADER, WalletCall, signature, signed_by
+from services.wallet.protocol import KINDS, SIGNATURE_HEADER, WalletCall, signature, signed_by
 
 SECRET = b"shared-secret-for-tests"
 
@@ -45,12 +46,36 @@ class OperatorWallet:
     slow_s: float = 1.0
     secret: bytes = SECRET
     opening_balance: int = 0  # what a player the wallet has not met yet holds
+    batch_credits: bool = True  # takes a round's credits as one request (``POST /credits``); else 404 there
+    batches: int = 0  # batch requests it answered
+    leave_out: int = 0  # answers a batch leaves out (the last N calls: their outcome stays unknown to the studio)
 
     def app(self) -> FastAPI:
         app = FastAPI()
 
+        if self.batch_credits:
+
+            @app.post("/credits")
+            async def credits(request: Request) -> Response:
+                """A round's credits in one request (``services.wallet.credits``): each applied as alone."""
+                body = await request.body()
+                if not signed_by(body, self.secret, request.headers.get(SIGNATURE_HEADER)):
+                    return Response(status_code=401)
+                calls = [WalletCall.model_validate(each) for each in json.loads(body)["calls"]]
+                if any(each.kind != "credit" for each in calls):
+                    return Response(status_code=422)
+                self.batches += 1
+                for each in calls:
+                    self.received[each.transaction_id] += 1
+                if self._fault("error"):
+                    return Response(status_code=500)
+                answers = [self._apply(each) for each in calls[: len(calls) - self.leave_out]]
+                return await self._answered(_json({"answers": answers}))
+
         @app.post("/{kind}")
         async def call(kind: str, request: Request) -> Response:
+            if kind not in KINDS:
+                return Response(status_code=404)
             body = await request.body()
             if not signed_by(body, self.secret, request.headers.get(SIGNATURE_HEADER)):
                 return Response(status_code=401)
@@ -59,16 +84,18 @@ class OperatorWallet:
             self.received[wallet_call.transaction_id] += 1
             if self._fault("error"):
                 return Response(status_code=500)
-            answer = self._apply(wallet_call)
-            if self._fault("slow"):
-                await asyncio.sleep(self.slow_s)
-            if self._fault("lose"):
-                return Response(status_code=500)
-            payload = _json(answer)
-            headers = {} if self._fault("unsigned") else {SIGNATURE_HEADER: signature(payload, self.secret)}
-            return Response(payload, media_type="application/json", headers=headers)
+            return await self._answered(_json(self._apply(wallet_call)))
 
         return app
+
+    async def _answered(self, payload: bytes) -> Response:
+        """The answer as the faults have it: late, lost, or unsigned."""
+        if self._fault("slow"):
+            await asyncio.sleep(self.slow_s)
+        if self._fault("lose"):
+            return Response(status_code=500)
+        headers = {} if self._fault("unsigned") else {SIGNATURE_HEADER: signature(payload, self.secret)}
+        return Response(payload, media_type="application/json", headers=headers)
 
     def _fault(self, name: str) -> bool:
         if self.faults[name] > 0:

@@ -525,3 +525,48 @@ def test_a_request_cancelled_while_its_debit_is_out_still_sees_its_stake_placed_
     assert table.wallet.balances["ana"] == START, "the debit was rolled back at once"
     debit_id = stake_transaction(round_id, "ana", "k1")
     assert table.report(round_id) == {debit_id: MATCHED, f"rollback:{debit_id}": MATCHED}
+
+
+def credits_after_a_round(table: Table) -> tuple[str, dict[str, int]]:
+    """A round ana and binh bet in, played (ana wins, binh loses): its credits recorded, not yet sent."""
+    round_id = table.service.open_round("s1")
+    table.bet("ana", round_id, 100, "k1")
+    table.bet("binh", round_id, 10, "b1", side=Side.BANKER)
+    return round_id, table.play(round_id, WIN)
+
+
+def test_a_rounds_credits_reach_the_operator_in_one_request(table: Table) -> None:
+    round_id, nets = credits_after_a_round(table)
+    assert table.sender.step() == {"pending": 0, "collected": 0, "rolled_back": 0}
+    assert table.wallet.batches == 1, "both credits in one request"
+    for player in ("ana", "binh"):
+        assert table.wallet.applications[f"settlement:{round_id}:{player}"] == 1
+    assert table.wallet.balances == {"ana": START + nets["ana"], "binh": 50 + nets["binh"]}
+    assert set(table.report(round_id).values()) == {MATCHED}
+
+
+def test_a_wallet_without_the_batch_endpoint_gets_the_credits_one_by_one(table: Table) -> None:
+    table.wallet.batch_credits = False  # (read when the app is built: the server below was built before)
+    with serving(table.wallet) as url:
+        assert table.service.wallet is not None
+        table.service.wallet.config = WalletConfig(url, SECRET, timeout_s=0.3, attempts=3, backoff_s=0.01)
+        round_id, nets = credits_after_a_round(table)
+        assert table.sender.step()["pending"] == 0
+        assert table.wallet.batches == 0 and table.wallet.balances["binh"] == 50 + nets["binh"]
+        assert table.sender.wallet._batches is False, "asked once: one by one from then on"
+    assert set(table.report(round_id).values()) == {MATCHED}
+
+
+def test_a_batch_lost_or_answered_in_part_is_sent_again_and_applied_once(table: Table) -> None:
+    round_id, nets = credits_after_a_round(table)
+    table.wallet.faults["lose"] = 1  # applied, the answer lost
+    assert table.sender.step()["pending"] == 2
+    table.wallet.leave_out = 1  # the next batch's answer leaves binh's credit out
+    assert table.sender.step()["pending"] == 1
+    table.wallet.leave_out = 0
+    assert table.sender.step()["pending"] == 0
+    for player in ("ana", "binh"):
+        credit = f"settlement:{round_id}:{player}"
+        assert table.wallet.applications[credit] == 1 and table.wallet.received[credit] >= 2
+    assert table.wallet.balances == {"ana": START + nets["ana"], "binh": 50 + nets["binh"]}
+    assert set(table.report(round_id).values()) == {MATCHED}

@@ -16,7 +16,7 @@ from services.ledger.models import utcnow
 from services.wallet.errors import WalletError
 from services.wallet.models import PAYOUT, STAKE, WalletCallRecord
 from services.wallet.outbox import OutcomeUnknownError, SeamlessWallet, WalletRefusedError
-from services.wallet.protocol import SIGNATURE_HEADER, WalletConfig, signature
+from services.wallet.protocol import SIGNATURE_HEADER, WalletConfig, WalletSettingsError, config_from, signature
 from services.wallet.reference import SECRET, OperatorWallet, serving
 from services.wallet.seamless import new_call
 
@@ -161,3 +161,20 @@ def test_the_sender_leaves_a_fresh_stake_debit_to_the_request_sending_it(
                         .values(created_at=utcnow() - timedelta(seconds=studio.config.in_flight_s + 1)))  # fmt: skip
     assert studio.drain() == 0
     assert set(wallet.received) == {"p1", "s1", "s2"} and records(database)["s0"] == ("pending", 0)
+
+
+def test_the_wallet_settings_are_read_from_the_environment_or_refused_saying_which() -> None:
+    good = {"STUDIO_WALLET_URL": "https://wallet.example/studio", "STUDIO_WALLET_SECRET": "s" * 16}
+    assert config_from({}) is None, "no URL: every table keeps its money in the studio's ledger"
+    config = config_from(good)
+    assert config is not None and config.batch_credits and config.url("debit") == "https://wallet.example/studio/debit"
+    off = config_from(good | {"STUDIO_WALLET_BATCH_CREDITS": "0"})
+    assert off is not None and not off.batch_credits
+    for change, words in (
+        ({"STUDIO_WALLET_URL": "wallet.example"}, "STUDIO_WALLET_URL must be an http:// or https:// address"),
+        ({"STUDIO_WALLET_SECRET": "short"}, "STUDIO_WALLET_SECRET must be set, at least 16 characters"),
+        ({"STUDIO_WALLET_SIGNATURE_HEADER": "X Sig"}, "STUDIO_WALLET_SIGNATURE_HEADER must be a header name"),
+        ({"STUDIO_WALLET_BATCH_CREDITS": "yes"}, "STUDIO_WALLET_BATCH_CREDITS must be 1 \\(the default\\) or 0"),
+    ):
+        with pytest.raises(WalletSettingsError, match=words):
+            config_from(good | change)
