@@ -15,10 +15,10 @@ import json
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, delete, select, text, update
+from sqlalchemy import Table, bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
-from services.db.sql import PerDialect, insert_ignoring_conflicts_in
+from services.db.sql import PerDialect, Raw, execute, insert_ignoring_conflicts_in
 from services.db.unit_of_work import RetryTransactionError
 from services.ledger.errors import IdempotencyConflictError
 from services.ledger.models import IdempotencyKey, utcnow
@@ -35,13 +35,13 @@ CLAIM = PerDialect(
 )
 STORED = select(KEYS.c.actor, KEYS.c.request_hash, KEYS.c.response).where(KEYS.c.key == bindparam("key"))
 FINISH = update(KEYS).where(KEYS.c.key == bindparam("b_key")).values(response=bindparam("b_response"))
-CLAIM_MANY = text(
+CLAIM_MANY = Raw(
     "INSERT INTO idempotency_keys (key, actor, request_hash, response, created_at) "
     "SELECT c.key, c.actor, c.hash, '', :now "
     "FROM unnest(CAST(:keys AS text[]), CAST(:actors AS text[]), CAST(:hashes AS text[])) AS c(key, actor, hash) "
     "ON CONFLICT DO NOTHING RETURNING key"
 )
-FINISH_MANY = text(
+FINISH_MANY = Raw(
     "UPDATE idempotency_keys SET response = f.response "
     "FROM unnest(CAST(:keys AS text[]), CAST(:responses AS text[])) AS f(key, response) "
     "WHERE idempotency_keys.key = f.key"
@@ -49,7 +49,7 @@ FINISH_MANY = text(
 STORED_MANY = select(KEYS.c.key, KEYS.c.actor, KEYS.c.request_hash, KEYS.c.response).where(
     KEYS.c.key.in_(bindparam("keys", expanding=True))
 )
-STORED_ANY = text(  # PostgreSQL: the keys as one array
+STORED_ANY = Raw(  # PostgreSQL: the keys as one array
     "SELECT key, actor, request_hash, response FROM idempotency_keys WHERE key = ANY(CAST(:keys AS text[]))"
 )
 RELEASE = delete(KEYS).where(KEYS.c.key.in_(bindparam("keys", expanding=True)))
@@ -90,7 +90,8 @@ def claim_many(session: Session, claims: Sequence[tuple[str, str, dict[str, Any]
         ordered = sorted(claims, key=lambda claim: claim[0])
         keys, actors, hashes = [key for key, _, _ in ordered], [actor for _, actor, _ in ordered], [
             fingerprint(request) for _, _, request in ordered]  # fmt: skip
-        return set(connection.scalars(CLAIM_MANY, {"keys": keys, "actors": actors, "hashes": hashes, "now": now}))
+        claimed = execute(connection, CLAIM_MANY, {"keys": keys, "actors": actors, "hashes": hashes, "now": now})
+        return {row.key for row in claimed}
     rows = [{"key": key, "actor": actor, "request_hash": fingerprint(request), "created_at": now}
             for key, actor, request in claims]  # fmt: skip
     return set(connection.scalars(CLAIM(connection), rows))
@@ -109,7 +110,7 @@ def finish_many(session: Session, answers: Sequence[tuple[str, dict[str, Any]]])
     connection = session.connection()
     if connection.dialect.name == "postgresql":  # one statement fed two arrays, not one per key
         keys, responses = [key for key, _ in answers], [json.dumps(response) for _, response in answers]
-        connection.execute(FINISH_MANY, {"keys": keys, "responses": responses})
+        execute(connection, FINISH_MANY, {"keys": keys, "responses": responses})
         return
     connection.execute(FINISH, [{"b_key": key, "b_response": json.dumps(response)} for key, response in answers])
 
@@ -140,7 +141,7 @@ def stored_many(
         return found
     connection = session.connection()
     statement = STORED_ANY if connection.dialect.name == "postgresql" else STORED_MANY
-    rows = {row.key: row for row in connection.execute(statement, {"keys": [asked[n][0] for n in valid]})}
+    rows = {row.key: row for row in execute(connection, statement, {"keys": [asked[n][0] for n in valid]})}
     for n in valid:
         key, actor, request = asked[n]
         row = rows.get(key)

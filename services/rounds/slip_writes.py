@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Connection, Table, bindparam, func, insert, select, text, update
+from sqlalchemy import Connection, Table, bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from services.db.sql import Raw, execute
 from services.ledger.ledger import HOLDS, Ledger, Locked, Movement
 from services.ledger.models import AccountKind, utcnow
 from services.rounds.core import RoundCore
@@ -25,19 +26,19 @@ from services.wallet.seamless import MIRROR_IN, DebitRolledBackError, rollback_o
 
 INSERT_HOLDS = insert(HOLDS).returning(HOLDS.c.id, sort_by_parameter_order=True)  # one hold id per row, in order
 # On PostgreSQL the same fed as arrays (no statement text built per batch size, no value converted one by one)
-HOLD_MANY = text(
+HOLD_MANY = Raw(
     "INSERT INTO holds (player, currency, amount, round_id, wager_id, created_at) "
     "SELECT h.player, h.currency, h.amount, h.round_id, h.wager_id, :now FROM unnest(CAST(:player AS text[]), "
     "CAST(:currency AS text[]), CAST(:amount AS bigint[]), CAST(:round_id AS text[]), CAST(:wager_id AS text[])) "
     "WITH ORDINALITY AS h(player, currency, amount, round_id, wager_id, n) ORDER BY h.n RETURNING id, wager_id, amount"
 )
-WAGERS_MANY = text(  # the new wagers in the order given (``seq``: the order of first placement)
+WAGERS_MANY = Raw(  # the new wagers in the order given (``seq``: the order of first placement)
     "INSERT INTO wagers (id, round_id, player, side, seat, stake, net, created_at, updated_at) "
     "SELECT w.id, w.round_id, w.player, w.side, w.seat, w.stake, NULL, :now, :now FROM unnest(CAST(:id AS text[]), "
     "CAST(:round_id AS text[]), CAST(:player AS text[]), CAST(:side AS text[]), CAST(:seat AS text[]), "
     "CAST(:stake AS bigint[])) WITH ORDINALITY AS w(id, round_id, player, side, seat, stake, n) ORDER BY w.n"
 )
-RAISE_MANY = text(
+RAISE_MANY = Raw(
     "UPDATE wagers SET stake = wagers.stake + r.add, updated_at = :now "
     "FROM unnest(CAST(:ids AS text[]), CAST(:adds AS bigint[])) AS r(id, add) WHERE wagers.id = r.id"
 )
@@ -48,7 +49,7 @@ OWN_BY_ROUND = (
     .where(WAGERS.c.round_id == bindparam("round_id"), WAGERS.c.player.in_(bindparam("players", expanding=True)))
     .order_by(WAGERS.c.seq)
 )
-OWN_BY_ROUND_ANY = text(  # PostgreSQL: the players as one array
+OWN_BY_ROUND_ANY = Raw(  # PostgreSQL: the players as one array
     "SELECT id, side, seat, stake, net, player FROM wagers WHERE round_id = :round_id "
     "AND player = ANY(CAST(:players AS text[])) ORDER BY seq"
 )
@@ -125,7 +126,7 @@ def own_wagers(session: Session, pairs: list[tuple[str, str]]) -> dict[tuple[str
     for round_id in sorted({round_id for round_id, _ in pairs}):
         players = sorted({player for each, player in pairs if each == round_id})
         statement = OWN_BY_ROUND_ANY if connection.dialect.name == "postgresql" else OWN_BY_ROUND
-        for row in connection.execute(statement, {"round_id": round_id, "players": players}):
+        for row in execute(connection, statement, {"round_id": round_id, "players": players}):
             owns[(round_id, row.player)].append(OwnWager(row.id, row.side, row.seat, row.stake, row.net))
     return owns
 
@@ -161,7 +162,7 @@ def written(
     new = [row for each in accepted for row in each.plan.new.values()]
     if new and connection.dialect.name == "postgresql":
         columns = {name: [row[name] for row in new] for name in ("id", "round_id", "player", "side", "seat", "stake")}
-        connection.execute(WAGERS_MANY, {**columns, "now": now})
+        execute(connection, WAGERS_MANY, {**columns, "now": now})
     elif new:
         connection.execute(NEW_WAGERS, new)
     added: dict[str, int] = defaultdict(int)  # a wager two slips of the batch raise is raised once, by both
@@ -171,7 +172,7 @@ def written(
     if not added:
         return
     if connection.dialect.name == "postgresql":
-        connection.execute(RAISE_MANY, {"ids": list(added), "adds": list(added.values()), "now": now})
+        execute(connection, RAISE_MANY, {"ids": list(added), "adds": list(added.values()), "now": now})
     else:
         connection.execute(RAISE_WAGERS, [{"wager_id": w, "add": add, "now": now} for w, add in added.items()])
 
@@ -185,7 +186,7 @@ def _inserted_holds(connection: Connection, rows: list[dict[str, Any]]) -> list[
     for n, row in enumerate(rows):
         where[(row["wager_id"], row["amount"])].append(n)
     ids = [0] * len(rows)
-    for hold_id, wager_id, amount in connection.execute(HOLD_MANY, {**columns, "now": rows[0]["created_at"]}):
+    for hold_id, wager_id, amount in execute(connection, HOLD_MANY, {**columns, "now": rows[0]["created_at"]}):
         ids[where[(wager_id, amount)].pop()] = hold_id  # two rows alike (a wager raised twice alike) are one to us
     return ids
 
@@ -197,11 +198,11 @@ LOCK_DEBITS = (
     .order_by(CALLS.c.request_id)
     .with_for_update()
 )
-LOCK_DEBITS_ANY = text(  # PostgreSQL: the ids as one array (one statement text whatever the batch's size)
+LOCK_DEBITS_ANY = Raw(  # PostgreSQL: the ids as one array (one statement text whatever the batch's size)
     "SELECT request_id, transaction_id, status, amount, player, answer FROM wallet_calls "
     "WHERE request_id = ANY(CAST(:ids AS text[])) ORDER BY request_id FOR UPDATE"
 )
-CALLS_MANY = text(  # PostgreSQL: a batch's new outbox rows, fed as arrays
+CALLS_MANY = Raw(  # PostgreSQL: a batch's new outbox rows, fed as arrays
     "INSERT INTO wallet_calls (request_id, transaction_id, kind, player, amount, currency, round_id, body, status, "
     "attempts, last_error, created_at, purpose) SELECT c.request_id, c.transaction_id, c.kind, c.player, c.amount, "
     "c.currency, c.round_id, c.body, 'pending', 0, '', :now, c.purpose FROM unnest(CAST(:request_id AS text[]), "
@@ -210,7 +211,7 @@ CALLS_MANY = text(  # PostgreSQL: a batch's new outbox rows, fed as arrays
     "AS c(request_id, transaction_id, kind, player, amount, currency, round_id, body, purpose)"
 )
 FOUND_CALLS = select(CALLS).where(CALLS.c.transaction_id.in_(bindparam("ids", expanding=True)))
-FOUND_CALLS_ANY = text("SELECT * FROM wallet_calls WHERE transaction_id = ANY(CAST(:ids AS text[]))")
+FOUND_CALLS_ANY = Raw("SELECT * FROM wallet_calls WHERE transaction_id = ANY(CAST(:ids AS text[]))")
 MIRRORED = (
     update(CALLS)
     .where(CALLS.c.request_id == bindparam("b_id"))
@@ -218,7 +219,7 @@ MIRRORED = (
             answered_at=func.coalesce(bindparam("b_answered_at"), CALLS.c.answered_at),
             attempts=CALLS.c.attempts + bindparam("b_tries"), mirrored_at=bindparam("b_now"))
 )  # fmt: skip
-MIRRORED_MANY = text(
+MIRRORED_MANY = Raw(
     "UPDATE wallet_calls SET status = m.status, answer = m.answer, "
     "answered_at = COALESCE(m.answered_at, wallet_calls.answered_at), attempts = wallet_calls.attempts + m.tries, "
     "mirrored_at = :now FROM unnest(CAST(:id AS text[]), CAST(:status AS text[]), CAST(:answer AS text[]), "
@@ -235,7 +236,7 @@ def insert_calls(connection: Connection, rows: list[dict[str, Any]]) -> None:
     names = ("request_id", "transaction_id", "kind", "player", "amount", "currency", "round_id", "body", "purpose")
     if any(row["original_transaction_id"] or row["mirrored_at"] or row["status"] != "pending" for row in rows):
         raise AssertionError("insert_calls records new pending calls only")
-    connection.execute(CALLS_MANY, {**{name: [row[name] for row in rows] for name in names},
+    execute(connection, CALLS_MANY, {**{name: [row[name] for row in rows] for name in names},
                                     "now": rows[0]["created_at"]})  # fmt: skip
 
 
@@ -244,7 +245,7 @@ def found_calls(connection: Connection, transactions: list[str]) -> list[Any]:
     if not transactions:
         return []
     statement = FOUND_CALLS_ANY if connection.dialect.name == "postgresql" else FOUND_CALLS
-    return list(connection.execute(statement, {"ids": transactions}))
+    return execute(connection, statement, {"ids": transactions})
 
 
 def locked_debits(session: Session, debited: list[Debited]) -> tuple[dict[str, Any], set[str]]:
@@ -253,7 +254,7 @@ def locked_debits(session: Session, debited: list[Debited]) -> tuple[dict[str, A
     connection = session.connection()
     statement = LOCK_DEBITS_ANY if connection.dialect.name == "postgresql" else LOCK_DEBITS
     ids = sorted(each.request_id for each in debited)
-    rows = {row.request_id: row for row in connection.execute(statement, {"ids": ids})}
+    rows = {row.request_id: row for row in execute(connection, statement, {"ids": ids})}
     rollbacks = [rollback_of(each.debit.transaction) for each in debited]
     return rows, {row.transaction_id for row in found_calls(connection, rollbacks)}
 
@@ -296,7 +297,7 @@ def _mirrors(connection: Connection, ledgers: dict[str, Ledger], debited: list[A
     if connection.dialect.name == "postgresql":  # one statement fed arrays, not one per row
         columns = {name: [row[f"b_{name}"] for row in updates] for name in ("id", "status", "answer", "tries",
                                                                              "answered_at")}  # fmt: skip
-        connection.execute(MIRRORED_MANY, {**columns, "now": now})
+        execute(connection, MIRRORED_MANY, {**columns, "now": now})
     else:
         connection.execute(MIRRORED, updates)
     return movements
