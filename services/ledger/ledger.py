@@ -16,10 +16,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from sqlalchemy import Table, bindparam, insert, select, text, update
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
-from services.db.sql import CHUNK, chunks, insert_ignoring_conflicts
+from services.db.sql import CHUNK, Raw, chunks, execute, insert_ignoring_conflicts
 from services.ledger.errors import InsufficientFundsError, InvalidAmountError
 from services.ledger.models import MAY_GO_NEGATIVE, Account, AccountKind, Hold, Transfer, utcnow
 
@@ -37,10 +37,10 @@ LOCK = (
     .order_by(ACCOUNTS.c.id)
     .with_for_update()
 )
-LOCK_ANY = text(  # PostgreSQL: one statement text whatever the number of ids (an array, not a list of parameters)
+LOCK_ANY = Raw(  # PostgreSQL: one statement text whatever the number of ids (an array, not a list of parameters)
     "SELECT id, kind, owner, balance FROM accounts WHERE id = ANY(CAST(:ids AS bigint[])) ORDER BY id FOR UPDATE"
 )
-APPLY_POSTGRES = text(
+APPLY_POSTGRES = Raw(
     "UPDATE accounts SET balance = accounts.balance + d.delta "
     "FROM unnest(CAST(:ids AS bigint[]), CAST(:deltas AS bigint[])) AS d(id, delta) "
     "WHERE accounts.id = d.id"
@@ -242,7 +242,7 @@ class Ledger:
         parts = [{"ids": ids}] if self.postgres else [{"ids": list(chunk)} for chunk in chunks(ids)]
         rows: dict[int, Locked] = {}
         for part in parts:
-            for account_id, kind, owner, balance in connection.execute(LOCK_ANY if self.postgres else LOCK, part):
+            for account_id, kind, owner, balance in execute(connection, LOCK_ANY if self.postgres else LOCK, part):
                 rows[account_id] = Locked(kind, owner, balance)
         return rows
 
@@ -261,7 +261,7 @@ class Ledger:
     def _apply(self, changed: dict[int, int]) -> None:
         connection = self.session.connection()
         if self.postgres:
-            connection.execute(APPLY_POSTGRES, {"ids": list(changed), "deltas": list(changed.values())})
+            execute(connection, APPLY_POSTGRES, {"ids": list(changed), "deltas": list(changed.values())})
             return
         connection.execute(
             APPLY_EACH, [{"account": account_id, "delta": delta} for account_id, delta in changed.items()]
