@@ -47,7 +47,8 @@ from services.rounds.adapters import Catalog
 from services.rounds.clock import Clock, SystemClock
 from services.rounds.players import PlayerService
 from services.rounds.service import RoundService
-from services.rounds.slips import SlipWriter
+from services.rounds.slips import STOP_WAIT_S, SlipWriter
+from services.rounds.stakes import flows_ended
 from services.wallet.outbox import SeamlessWallet
 from services.wallet.protocol import WalletConfig
 from services.wallet.sender import WalletSender
@@ -103,6 +104,9 @@ def create_app(
         try:
             yield
         finally:
+            left = await flows_ended(STOP_WAIT_S)  # stakes whose requests are gone, placed or rolled back first
+            if left:
+                log.warning("%d stakes still on their way at the stop: the wallet sender resolves them", left)
             if rounds.slip_writer is not None:
                 rounds.slip_writer.stop()
             if sender is not None:

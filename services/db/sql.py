@@ -6,10 +6,12 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
+import psycopg
 from psycopg.rows import namedtuple_row
 from sqlalchemy import Connection, Executable
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 T = TypeVar("T")
@@ -52,10 +54,13 @@ def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
 class Raw:
     """A PostgreSQL statement for the hottest transactions (the bet slip writer's), run on the driver's own cursor in
     the caller's transaction: SQLAlchemy's work around a statement (its execution context, its result's set-up) cost
-    more there than the statement itself. Written with ``:name`` parameters, as ``text()`` is; rows come back as
-    named tuples."""
+    more there than the statement itself. Written with ``:name`` parameters, as ``text()`` is (no ``%``, no literal
+    holding a colon); rows come back as named tuples (with ``_asdict()``, as SQLAlchemy's rows), errors as SQLAlchemy
+    raises them."""
 
     def __init__(self, sql: str) -> None:
+        if "%" in sql or re.search(r"'[^']*:[^']*'", sql):
+            raise ValueError(f"a Raw statement holds no % and no literal with a colon (a parameter's mark): {sql!r}")
         self.sql = re.sub(r"(?<![:\w]):(\w+)", r"%(\1)s", sql)
 
     def __repr__(self) -> str:
@@ -70,6 +75,13 @@ def execute(connection: Connection, statement: Executable | Raw, parameters: Map
         return list(result) if result.returns_rows else []
     driver = connection.connection.driver_connection
     assert driver is not None
-    with driver.cursor(row_factory=namedtuple_row) as cursor:
-        cursor.execute(statement.sql, parameters)
-        return cursor.fetchall() if cursor.description is not None else []
+    try:
+        with driver.cursor(row_factory=namedtuple_row) as cursor:
+            cursor.execute(statement.sql, parameters)
+            return cursor.fetchall() if cursor.description is not None else []
+    except psycopg.Error as error:  # as SQLAlchemy would raise it: a deadlock retried, a lost connection invalidated
+        lost = connection.dialect.is_disconnect(error, driver, None)  # type: ignore[arg-type]
+        if lost:
+            connection.invalidate(error)
+        raise DBAPIError.instance(statement.sql, dict(parameters), error, psycopg.Error, connection_invalidated=lost,
+                                  dialect=connection.dialect) from error  # fmt: skip

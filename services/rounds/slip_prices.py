@@ -54,7 +54,7 @@ def priced(service: RoundCore, session: Session, batch: list[Any]) -> list[Any]:
             call = new_call("debit", slip.player, amount, currency, slip.round_id, transactions[i], REASON)
             found = rows.get(transactions[i])
             if found is not None:
-                outcomes[i] = the_same(WalletCallRecord(**found._mapping), call)
+                outcomes[i] = the_same(WalletCallRecord(**found._asdict()), call)
                 continue
         except REFUSALS as refusal:
             outcomes[i] = refusal

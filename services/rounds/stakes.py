@@ -277,6 +277,16 @@ async def to_the_end(flow: Coroutine[Any, Any, T]) -> T:
     return await asyncio.shield(task)
 
 
+async def flows_ended(timeout_s: float) -> int:
+    """Wait, at most ``timeout_s``, for the stake flows still running on this loop (the API stopping: before its
+    writer stops); how many had not ended."""
+    running = {task for task in _RUNNING if task.get_loop() is asyncio.get_running_loop()}
+    if not running:
+        return 0
+    _, pending = await asyncio.wait(running, timeout=timeout_s)
+    return len(pending)
+
+
 def _ended(task: asyncio.Task[Any]) -> None:
     _RUNNING.discard(task)
     if not task.cancelled() and task.exception() is not None:  # (retrieved: also said to the request, if it waits)

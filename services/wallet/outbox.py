@@ -165,16 +165,14 @@ class SeamlessWallet:
             for record in pending:
                 if record.kind == "credit":
                     credits.setdefault(record.round_id, []).append(record)
-            sent: set[str] = set()
+            settled: set[str] = set()
             for records in credits.values():
                 for start in range(0, len(records), MAX_CREDITS):
-                    chunk = records[start : start + MAX_CREDITS]
-                    unanswered = self.send_credits(chunk)
-                    if unanswered is None:  # no batch endpoint: these and the rest one by one
+                    if not self._batches:  # the wallet said it takes no batch: the rest one by one
                         break
-                    left += unanswered
-                    sent.update(record.request_id for record in chunk)
-            alone = [record for record in pending if record.request_id not in sent]
+                    chunk = records[start : start + MAX_CREDITS]
+                    settled.update(self.send_credits(chunk))
+            alone = [record for record in pending if record.request_id not in settled]
         for record in alone:
             try:
                 self._send(record, attempts=1)
@@ -185,48 +183,43 @@ class SeamlessWallet:
         metrics.WALLET_PENDING.set(left)
         return left
 
-    def send_credits(self, records: list[WalletCallRecord]) -> int | None:
-        """Send pending credits as one request (one attempt) and record each final answer in one transaction: how
-        many are still pending; None if the wallet has no batch endpoint (from then on, this process sends credits
-        one by one)."""
+    def send_credits(self, records: list[WalletCallRecord]) -> set[str]:
+        """Send pending credits as one request (one attempt; its timeout grows with its size) and record each final
+        answer in one transaction: the request ids answered. The rest — left out of the answers, or all of them when
+        no trusted answer came — the caller sends one by one; a wallet without the endpoint gets every credit one by
+        one from then on."""
         body = batch_body(records)
         signed = signature(body, self.config.secret)
         headers = {"Content-Type": "application/json", self.config.signature_header: signed,
                    "X-Studio-Request-Id": uuid.uuid4().hex}  # fmt: skip
         started, answers, error = time.perf_counter(), None, ""
         try:
-            response = self.http.post(self.config.url(PATH), content=body, headers=headers)
+            timeout = self.config.timeout_s * (1 + len(records) / 50)
+            response = self.http.post(self.config.url(PATH), content=body, headers=headers, timeout=timeout)
         except httpx.HTTPError as failure:
             error = f"{type(failure).__name__}: {failure}"
         else:
             if response.status_code in UNSUPPORTED:
                 log.info("the operator's wallet takes no batch of credits (HTTP %d): one by one", response.status_code)
                 self._batches = False
-                return None
+                return set()
             answers = answers_from(response.content, response.headers, self.config)
             error = f"HTTP {response.status_code}: no signed final answers"
         metrics.WALLET_CALL_SECONDS.labels(PATH).observe(time.perf_counter() - started)
         answered = {record.request_id: answer for record in records
                     if (answer := (answers or {}).get(record.transaction_id)) is not None}  # fmt: skip
+        if answered:
 
-        def write(session: Session) -> None:
-            for record in records:
-                answer = answered.get(record.request_id)
-                if answer is not None:
-                    self.answered(session, record.request_id, answer, 1)
+            def write(session: Session) -> None:
+                for request_id, answer in answered.items():
+                    self.answered(session, request_id, answer, 1)
                     metrics.WALLET_CALLS.labels("credit", "ok" if answer.status == "ok" else "refused").inc()
-                else:
-                    row = session.get(WalletCallRecord, record.request_id, with_for_update=True)
-                    if row is not None:
-                        row.attempts += 1
-                        row.last_error = (error or "left out of the wallet's answers")[:500]
-                    metrics.WALLET_CALLS.labels("credit", "no_answer").inc()
 
-        run_transaction(self.sessions, write)
+            run_transaction(self.sessions, write)
         if len(answered) < len(records):
-            log.warning("a batch of %d credits: %d without a final answer (%s)", len(records),
-                        len(records) - len(answered), error or "left out")  # fmt: skip
-        return len(records) - len(answered)
+            log.warning("a batch of %d credits: %d without a final answer (%s): sent one by one", len(records),
+                        len(records) - len(answered), error if answers is None else "left out")  # fmt: skip
+        return set(answered)
 
     def _record(self, call: WalletCall, purpose: str, mirrored: bool) -> WalletCallRecord:
         return self._recording(lambda session: self.recorded(session, call, purpose, mirrored))

@@ -69,7 +69,8 @@ class OperatorWallet:
                     self.received[each.transaction_id] += 1
                 if self._fault("error"):
                     return Response(status_code=500)
-                answers = [self._apply(each) for each in calls[: len(calls) - self.leave_out]]
+                answers = [self._apply(each) for each in calls]  # each applied; the last ``leave_out`` not said
+                answers = answers[: max(0, len(answers) - self.leave_out)]
                 return await self._answered(_json({"answers": answers}))
 
         @app.post("/{kind}")
