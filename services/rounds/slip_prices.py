@@ -16,10 +16,10 @@ from services.ledger import idempotency
 from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError
 from services.rounds.slip_writes import OwnWager, betting_rounds, found_calls, insert_calls, own_wagers
-from services.rounds.stakes import REFUSALS, rolled_back
+from services.rounds.stakes import REFUSALS, StakeChangedError
 from services.wallet.models import STAKE, WalletCallRecord
 from services.wallet.outbox import the_same
-from services.wallet.seamless import new_call, rollback_of, row_of, stake_transaction
+from services.wallet.seamless import new_call, rollback_of, rolled_back_words, row_of, stake_transaction
 
 REASON = "bet"
 
@@ -35,7 +35,7 @@ def priced(service: RoundCore, session: Session, batch: list[Any]) -> list[Any]:
     rows = {row.transaction_id: row for row in found_calls(session.connection(), wanted)}
     for i in live:
         if rollback_of(transactions[i]) in rows:
-            outcomes[i] = rolled_back(transactions[i])
+            outcomes[i] = StakeChangedError(rolled_back_words(transactions[i]))
         elif not batch[i].bets:
             outcomes[i] = RoundError("a bet slip needs at least one bet")
     live = [i for i in live if outcomes[i] is None]

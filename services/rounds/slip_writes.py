@@ -20,9 +20,9 @@ from services.rounds.core import RoundCore
 from services.rounds.errors import RoundError
 from services.rounds.house import NEW_WAGERS, RAISE_WAGERS, WAGERS, Slip
 from services.rounds.stakes import Debited
-from services.wallet.models import OK, PENDING, WalletCallRecord
+from services.wallet.models import OK, WalletCallRecord
 from services.wallet.outbox import first_answer
-from services.wallet.seamless import MIRROR_IN, DebitRolledBackError, rollback_of
+from services.wallet.seamless import MIRROR_IN, DebitRolledBackError, rollback_of, rolled_back_words
 
 INSERT_HOLDS = insert(HOLDS).returning(HOLDS.c.id, sort_by_parameter_order=True)  # one hold id per row, in order
 # On PostgreSQL the same fed as arrays (no statement text built per batch size, no value converted one by one)
@@ -111,7 +111,7 @@ class Accepted:
     wallet: int
     escrow: int
 
-    debit_row: Any = None  # its debit's outbox row, locked (``checked_debit``)
+    mirror: Mirror | None = None  # its debit's outbox row as the placing writes it (``checked_debit``)
 
     @property
     def debit_of(self) -> Debited:
@@ -259,39 +259,44 @@ def locked_debits(session: Session, debited: list[Debited]) -> tuple[dict[str, A
     return rows, {row.transaction_id for row in found_calls(connection, rollbacks)}
 
 
-def checked_debit(debited: Debited, player: str, rows: dict[str, Any], rolled_back: set[str]) -> Any:
-    """The debit's locked row, if the stake may be placed with it (``mirror_stake``'s checks): refused if its
-    transaction was rolled back (a mirror and a rollback of one debit never both happen)."""
+class Mirror(NamedTuple):
+    """How a checked debit's outbox row is written when its stake is placed: its status and answer (the operator's
+    first, recorded now if ``answered``) and the attempts the request's call took."""
+
+    request_id: str
+    status: str
+    answer: str | None
+    answered: bool
+    tries: int
+
+
+def checked_debit(debited: Debited, player: str, rows: dict[str, Any], rolled_back: set[str]) -> Mirror:
+    """The debit's row as the placing writes it, if the stake may be placed with it (``mirror_stake``'s checks):
+    refused if its transaction was rolled back (a mirror and a rollback of one debit never both happen)."""
     debit, row = debited.debit, rows.get(debited.request_id)
     if row is None:
         raise AssertionError(f"the stake {debit.transaction} has no recorded debit")
-    answered = row.status == PENDING and debited.tries  # (its answer recorded with the mirror: ``_mirrors``)
-    status = (OK if debited.answer.status == "ok" else "refused") if answered else row.status
+    first = first_answer(row.request_id, row.status, row.answer, debited.answer) if debited.tries else None
+    status, answer = first if first is not None else (row.status, row.answer)
     if status != OK or row.amount != debit.amount or row.player != player:
         raise AssertionError(f"the stake {debit.transaction} has no accepted debit of {debit.amount} for {player}")
     if rollback_of(debit.transaction) in rolled_back:
-        raise DebitRolledBackError(
-            f"the debit of this request ({debit.transaction}) was rolled back; send it again with a new idempotency key"
-        )
-    return row
+        raise DebitRolledBackError(rolled_back_words(debit.transaction))
+    return Mirror(row.request_id, status, answer, first is not None, debited.tries)
 
 
 def _mirrors(connection: Connection, ledgers: dict[str, Ledger], debited: list[Accepted]) -> list[Movement]:
-    """The operator's accepted debits of the slips' stakes (their rows locked and checked: ``checked_debit``): each
-    answer recorded if it was not, each row marked mirrored, by one statement; the mirrors' movements (``cash →
-    wallet``) to post with the batch's holds."""
+    """The operator's accepted debits of the slips' stakes (checked: ``checked_debit``): each outbox row written as
+    its ``Mirror`` says and marked mirrored, by one statement; the mirrors' movements (``cash → wallet``) to post with
+    the batch's holds."""
     now = utcnow()
-    updates, movements = [], []
+    movements = []
     cash = {currency: ledger.account(AccountKind.CASH) for currency, ledger in ledgers.items()}
+    updates = [{"b_id": m.request_id, "b_status": m.status, "b_answer": m.answer, "b_tries": m.tries,
+                "b_answered_at": now if m.answered else None, "b_now": now}
+               for m in (each.mirror for each in debited if each.mirror is not None)]  # fmt: skip
     for each in debited:
-        debited_, row = each.debit_of, each.debit_row
-        status, answer, answered_at = row.status, row.answer, None
-        first = first_answer(row.request_id, row.status, row.answer, debited_.answer) if debited_.tries else None
-        if first is not None:
-            (status, answer), answered_at = first, now
-        updates.append({"b_id": row.request_id, "b_status": status, "b_answer": answer, "b_tries": debited_.tries,
-                        "b_answered_at": answered_at, "b_now": now})  # fmt: skip
-        debit = debited_.debit
+        debit = each.debit_of.debit
         source = cash[each.currency]
         movements.append(Movement(source, each.wallet, debit.amount, MIRROR_IN, each.round_id, memo=debit.transaction))
     if connection.dialect.name == "postgresql":  # one statement fed arrays, not one per row

@@ -54,7 +54,7 @@ from services.rounds.slip_writes import (
     own_wagers,
     written,
 )
-from services.rounds.stakes import Debited, Price, StakeChangedError, Steps, priced_alone
+from services.rounds.stakes import Debited, Price, Steps, priced_alone
 from services.wallet.models import WalletCallRecord
 from services.wallet.protocol import WalletAnswer
 from services.wallet.seamless import DebitRolledBackError
@@ -288,9 +288,9 @@ def _together(service: RoundCore, session: Session, batch: list[Pending], pricin
     """The batch's placing: every slip's outcome in batch order (``None``: place it alone after the commit). The
     rounds of the slips ``pricing`` are read with its own, under the shared lock, before any player's money is."""
     outcomes: list[Outcome] = [None] * len(batch)
-    if not batch and not pricing:
-        return outcomes
-    claimed = _claimed(session, batch, outcomes) if batch else []
+    if not batch:
+        return outcomes  # (pricing reads its rounds itself)
+    claimed = _claimed(session, batch, outcomes)
     betting_rounds(service, session, pricing, list(range(len(pricing))), [None] * len(pricing))  # (kept: session.info)
     now = service.clock.now()
     for i in claimed:
@@ -319,9 +319,8 @@ def _together(service: RoundCore, session: Session, batch: list[Pending], pricin
         wallet, escrow = accounts[currency][slip.player]
         mirrored = 0 if slip.debited is None else slip.debited.debit.amount  # what the operator's debit brings in
         try:
-            debited = None if slip.debited is None else mirrored
             plan = _judged(service, slip, rounds[slip.round_id], owns[(slip.round_id, slip.player)], now,
-                           balances[wallet] + mirrored, currency, debited)  # fmt: skip
+                           balances[wallet] + mirrored, currency)  # fmt: skip
             row = None if slip.debited is None else checked_debit(slip.debited, slip.player, debit_rows, rolled_back)
         except (*REFUSALS, DebitRolledBackError) as refusal:
             outcomes[i] = refusal
@@ -365,18 +364,14 @@ def _claimed(session: Session, batch: list[Pending], outcomes: list[Outcome]) ->
 
 def _judged(
     service: RoundCore, slip: Pending, round_: Any, own: list[Any], now: datetime, balance: int, currency: str,
-    debited: int | None,
 ) -> Slip:  # fmt: skip
     """The slip planned against the player's wagers so far (the game's rules) and the wallet's balance so far (and,
     debited at the operator, the stake as it was debited: the one-slip path's checks, in its order)."""
     adapter = slip.adapter
     settings = service.round_settings(slip.round_id, round_.settings, adapter.game)
     plan = adapter._plan(settings, slip.player, slip.round_id, own, slip.bets, now)
-    if debited is not None and plan.holding() != debited:
-        raise StakeChangedError(
-            f"the stake changed while the operator's wallet answered: {debited} was debited, it now holds "
-            f"{plan.holding()}; the debit is rolled back, send the request again with a new idempotency key"
-        )
+    if slip.debited is not None:
+        slip.debited.debit.check(plan.holding())
     for _, amount in plan.holds:
         if type(amount) is not int or amount <= 0:
             raise InvalidAmountError(f"hold amount must be a positive whole number, got {amount!r}")

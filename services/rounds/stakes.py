@@ -20,7 +20,6 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -37,7 +36,14 @@ from services.wallet.errors import WalletError
 from services.wallet.models import PENDING, STAKE, WalletCallRecord
 from services.wallet.outbox import OutcomeUnknownError, SeamlessWallet
 from services.wallet.protocol import WalletAnswer
-from services.wallet.seamless import OPERATOR, mirror_stake, new_call, rollback_of, stake_transaction
+from services.wallet.seamless import (
+    OPERATOR,
+    is_rolled_back,
+    mirror_stake,
+    new_call,
+    rolled_back_words,
+    stake_transaction,
+)
 
 log = logging.getLogger("studio.wallet")
 REFUSALS = (RoundError, GameError, LedgerError, WalletError)  # raised before the commit: nothing was placed
@@ -64,15 +70,19 @@ class Debit:
     amount: int
     balance: int | None  # the player's balance at the operator after it
 
-    def mirror(
-        self, session: Session, ledger: Ledger, player: str, round_id: str, wallet: int, locked: dict[int, Locked],
-        holding: int,
-    ) -> dict[int, Locked]:  # fmt: skip
+    def check(self, holding: int) -> None:
+        """Refused if the stake now holds other than what was debited (it changed while the operator answered)."""
         if holding != self.amount:
             raise StakeChangedError(
                 f"the stake changed while the operator's wallet answered: {self.amount} was debited, it now holds "
                 f"{holding}; the debit is rolled back, send the request again with a new idempotency key"
             )
+
+    def mirror(
+        self, session: Session, ledger: Ledger, player: str, round_id: str, wallet: int, locked: dict[int, Locked],
+        holding: int,
+    ) -> dict[int, Locked]:  # fmt: skip
+        self.check(holding)
         return mirror_stake(session, ledger, player, round_id, self.transaction, self.amount, wallet, locked)
 
 
@@ -176,10 +186,8 @@ def one_price(
         stored = idempotency.stored(session, key, player, request)
         if stored is not None:
             return stored
-        if session.scalar(select(WalletCallRecord.request_id).where(
-            WalletCallRecord.transaction_id == rollback_of(transaction)
-        )) is not None:  # fmt: skip
-            raise rolled_back(transaction)
+        if is_rolled_back(session, transaction):
+            raise StakeChangedError(rolled_back_words(transaction))
         call = new_call("debit", player, amount(session), currency, round_id, transaction, reason)
         return wallet.recorded(session, call, STAKE)
 
@@ -191,12 +199,6 @@ def priced_alone(service: RoundCore, price: Price) -> dict[str, Any] | WalletCal
         return service.run(price)
     except IntegrityError:  # the same request recorded meanwhile (a retry racing itself): its row is found now
         return service.run(price)
-
-
-def rolled_back(transaction: str) -> StakeChangedError:
-    return StakeChangedError(
-        f"the debit of this request ({transaction}) was rolled back; send it again with a new idempotency key"
-    )
 
 
 async def stake(

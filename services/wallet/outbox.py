@@ -189,9 +189,7 @@ class SeamlessWallet:
         no trusted answer came — the caller sends one by one; a wallet without the endpoint gets every credit one by
         one from then on."""
         body = batch_body(records)
-        signed = signature(body, self.config.secret)
-        headers = {"Content-Type": "application/json", self.config.signature_header: signed,
-                   "X-Studio-Request-Id": uuid.uuid4().hex}  # fmt: skip
+        headers = self._signed(body, uuid.uuid4().hex)
         started, answers, error = time.perf_counter(), None, ""
         try:
             timeout = self.config.timeout_s * (1 + len(records) / 50)
@@ -280,6 +278,14 @@ class SeamlessWallet:
             self._loop_wire[1].close()
             self._loop_wire = None
 
+    def _signed(self, body: bytes, request_id: str) -> dict[str, str]:
+        """The headers of a request to the operator's wallet: the body's signature, the request's id."""
+        return {
+            "Content-Type": "application/json",
+            self.config.signature_header: signature(body, self.config.secret),
+            "X-Studio-Request-Id": request_id,
+        }
+
     async def _calling(
         self,
         record: WalletCallRecord,
@@ -288,11 +294,7 @@ class SeamlessWallet:
         sleep: Callable[[float], Awaitable[None]],
     ) -> tuple[WalletAnswer | None, int, str]:
         body = record.body.encode()
-        headers = {
-            "Content-Type": "application/json",
-            self.config.signature_header: signature(body, self.config.secret),
-            "X-Studio-Request-Id": record.request_id,
-        }
+        headers = self._signed(body, record.request_id)
         delay, error, tries = self.config.backoff_s, "", attempts or self.config.attempts
         for attempt in range(tries):
             if attempt:

@@ -122,12 +122,20 @@ class DebitRolledBackError(WalletError):
 def refuse_if_rolled_back(session: Session, transaction: str) -> None:
     """Under the debit's lock (the caller's): refused if a rollback of it was recorded — a mirror and a rollback of
     one debit never both happen."""
-    if session.scalar(
-        select(WalletCallRecord.request_id).where(WalletCallRecord.transaction_id == rollback_of(transaction))
-    ) is not None:  # fmt: skip
-        raise DebitRolledBackError(
-            f"the debit of this request ({transaction}) was rolled back; send it again with a new idempotency key"
-        )
+    if is_rolled_back(session, transaction):
+        raise DebitRolledBackError(rolled_back_words(transaction))
+
+
+def is_rolled_back(session: Session, transaction: str) -> bool:
+    """Whether a rollback of the debit ``transaction`` was recorded."""
+    found = session.scalar(select(WalletCallRecord.request_id).where(
+        WalletCallRecord.transaction_id == rollback_of(transaction)))  # fmt: skip
+    return found is not None
+
+
+def rolled_back_words(transaction: str) -> str:
+    """What a request whose debit was rolled back is told (a stake can no longer be placed with it)."""
+    return f"the debit of this request ({transaction}) was rolled back; send it again with a new idempotency key"
 
 
 # ---- payouts, rollbacks, take-backs ------------------------------------------------------------
